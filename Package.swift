@@ -1,0 +1,50 @@
+// swift-tools-version: 6.0
+// Usher — a rule-driven auto-reply worker for customer-support chat.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Usher",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "usher", targets: ["usher"]),
+    ],
+    targets: [
+        // C shims: a module map and a shim header each, nothing else.
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1",
+                       providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(name: "CPCRE2", path: "Sources/CPCRE2", pkgConfig: "libpcre2-8",
+                       providers: [.apt(["libpcre2-dev"])]),
+        // ICU's headers clash with Foundation's own ICU module, so normalisation goes through a
+        // tiny C wrapper whose header exposes plain C types only.
+        .target(name: "CUsherICU", path: "Sources/CUsherICU",
+                linkerSettings: [.linkedLibrary("icuuc")]),
+
+        .target(name: "UsherDiagnostics", swiftSettings: strict),
+        .target(name: "UsherYAML", dependencies: ["CYAML", "UsherDiagnostics"], swiftSettings: strict),
+        .target(name: "UsherText", dependencies: ["CPCRE2", "CUsherICU"], swiftSettings: strict),
+        .target(name: "UsherRules", dependencies: ["UsherYAML", "UsherText", "UsherDiagnostics"],
+                swiftSettings: strict),
+        .target(name: "UsherEngine", dependencies: ["UsherRules", "UsherText"], swiftSettings: strict),
+        .executableTarget(name: "usher",
+                          dependencies: ["UsherEngine", "UsherRules", "UsherDiagnostics", "UsherYAML"],
+                          swiftSettings: strict),
+        .executableTarget(name: "usher-bench",
+                          dependencies: ["UsherEngine", "UsherRules", "UsherText"],
+                          swiftSettings: strict),
+        // libFuzzer harnesses: built only with `swift build --sanitize=fuzzer --product …`.
+        .executableTarget(name: "FuzzYAML", dependencies: ["UsherRules", "UsherYAML"],
+                          swiftSettings: strict),
+        .executableTarget(name: "FuzzText", dependencies: ["UsherText"], swiftSettings: strict),
+
+        .testTarget(name: "UsherYAMLTests", dependencies: ["UsherYAML"]),
+        .testTarget(name: "UsherTextTests", dependencies: ["UsherText"]),
+        .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML"]),
+        .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules"]),
+        .testTarget(name: "UsherCLITests", dependencies: []),
+    ]
+)

@@ -1,0 +1,8 @@
+#ifndef USHER_CPCRE2_SHIM_H
+#define USHER_CPCRE2_SHIM_H
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+/* PCRE2_ZERO_TERMINATED and PCRE2_UNSET are cast macros Swift cannot import. */
+static inline size_t usher_pcre2_unset(void) { return PCRE2_UNSET; }
+#endif

@@ -1,0 +1,58 @@
+/// Renders diagnostics the way compilers do: the headline, the source line, a caret under the
+/// column, then the notes.
+public struct DiagnosticPrinter: Sendable {
+    private var sources: [String: SourceText] = [:]
+    public var colour: Bool
+
+    public init(colour: Bool = false) { self.colour = colour }
+
+    /// Makes a file's text available for quoting.
+    public mutating func add(_ source: SourceText) { sources[source.path] = source }
+
+    public mutating func add(_ sources: [SourceText]) { for s in sources { add(s) } }
+
+    /// The full rendering of one diagnostic, ending in a newline.
+    public func render(_ d: Diagnostic) -> String {
+        var out = paint(d.headline, d.severity) + "\n"
+        out += excerpt(at: d.location)
+        for note in d.notes {
+            let place = note.location.map { "\($0): " } ?? ""
+            out += "\(place)note: \(note.message)\n"
+            out += excerpt(at: note.location)
+        }
+        return out
+    }
+
+    /// All of them, sorted, followed by a count line when there are any.
+    public func render(all diagnostics: [Diagnostic]) -> String {
+        diagnostics.sortedForDisplay().map(render).joined()
+    }
+
+    private func excerpt(at location: SourceLocation?) -> String {
+        guard let loc = location, let text = sources[loc.file]?.line(loc.line) else { return "" }
+        // Keep tabs as tabs so the caret lines up with what the terminal shows.
+        var pad = ""
+        for (i, scalar) in text.unicodeScalars.enumerated() where i < loc.column - 1 {
+            pad.append(scalar == "\t" ? "\t" : (Self.isWide(scalar) ? "  " : " "))
+        }
+        return "    \(text)\n    \(pad)^\n"
+    }
+
+    /// East Asian wide characters take two terminal cells.
+    static func isWide(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF,
+             0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F,
+             0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            return true
+        default:
+            return false
+        }
+    }
+
+    private func paint(_ s: String, _ severity: Diagnostic.Severity) -> String {
+        guard colour else { return s }
+        let code = severity == .error ? "31" : severity == .warning ? "33" : "36"
+        return "\u{1B}[1;\(code)m\(s)\u{1B}[0m"
+    }
+}
