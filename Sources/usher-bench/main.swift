@@ -1,1 +1,147 @@
-print("bench")
+// usher-bench — the numbers of BENCHMARKS.md. Run from the repository root:
+//
+//     swift run -c release usher-bench [--quick]
+//
+// Prints decisions per second for bots/support, matching time per 75-byte message with 100,
+// 1,000 and 10,000 keyword rules plus 20 regexes, and the compile time of those rule sets.
+import Foundation
+import UsherEngine
+import UsherRules
+import UsherText
+
+let quick = CommandLine.arguments.contains("--quick")
+
+/// Best of `rounds` runs of `body` over `iterations`, in nanoseconds per iteration.
+func measure(iterations: Int, rounds: Int = 5, _ body: (Int) -> Void) -> Double {
+    var best = Double.infinity
+    for _ in 0..<rounds {
+        let start = ContinuousClock.now
+        for i in 0..<iterations { body(i) }
+        let d = ContinuousClock.now - start
+        let ns = Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
+        best = min(best, ns / Double(iterations))
+    }
+    return best
+}
+
+func fmt(_ x: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", x) }
+
+/// A deterministic generator, so every run sees the same rules and messages.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+// Realistic 75-byte customer messages (ASCII, as most support traffic is), a few with CJK.
+let messages: [String] = [
+    "hi, my order 502-2345678-9012345 arrived damaged, can I get a replacement?",
+    "I was charged twice for the same item last week, please check it for me!!",
+    "where is my parcel? tracking says delivered but nothing here, very upset..",
+    "can i talk to a real person please, this bot is not helping me at all ok",
+    "The size of the shoes is wrong, I want to exchange them for a bigger pair",
+    "hello?? anyone there? i have been waiting for an answer since yesterday!",
+    "I want a refund for the headphones, they stopped working after two days.",
+    "我的订单还没有到，已经等了一个星期了，请帮我查一下物流情况好吗谢谢",
+]
+precondition(messages.allSatisfy { $0.utf8.count >= 70 })
+
+// MARK: 1. Decisions per second, bots/support
+
+func supportDecisions() {
+    let result = RuleSetLoader.loadBot(at: "bots/support")
+    guard let rs = result.ruleSet else {
+        print("bots/support did not load:")
+        for d in result.diagnostics { print("  \(d.headline)") }
+        exit(1)
+    }
+    let start = Date(timeIntervalSince1970: 1_764_468_000)   // 2025-11-30 10:00 +08:00, a Sunday
+    // A conversation per message, each starting fresh, so every decision evaluates rules.
+    let conversations = 1000
+    var states = (0..<conversations).map { ConversationState(conversationID: "c-\($0)") }
+    let n = quick ? 100_000 : 1_000_000
+    var replies = 0
+    let ns = measure(iterations: n, rounds: quick ? 2 : 5) { i in
+        let c = i % conversations
+        let m = Message(id: "m\(i)", conversationID: states[c].conversationID, from: .customer,
+                        text: messages[i % messages.count], at: start.addingTimeInterval(Double(i)))
+        let d = Engine.decide(rs, states[c], m, now: m.at)
+        replies &+= d.effects.count
+        // Keep conversations in the bot's hands so the benchmark does not measure silence.
+        states[c] = d.state.owner == .bot ? d.state : ConversationState(conversationID: states[c].conversationID)
+    }
+    print("decide, bots/support (\(rs.rules.count) rules): \(fmt(ns)) ns/decision = \(fmt(1e9 / ns / 1000)) k decisions/s on one core   [target ≥ 300 k/s]")
+    if replies == 0 { print("  (no effects? check the bot)") }
+}
+
+// MARK: 2. Matching and compile time at scale
+
+func words(_ count: Int, rng: inout SplitMix64) -> [String] {
+    let letters = Array("abcdefghijklmnopqrstuvwxyz")
+    var seen = Set<String>()
+    var out: [String] = []
+    while out.count < count {
+        let len = Int.random(in: 5...9, using: &rng)
+        let w = String((0..<len).map { _ in letters[Int.random(in: 0..<26, using: &rng)] })
+        if seen.insert(w).inserted { out.append(w) }
+    }
+    return out
+}
+
+func syntheticBot(rules: Int) -> [String: String] {
+    var rng = SplitMix64(state: 42)
+    let vocab = words(rules * 2, rng: &rng)
+    var y = "version: 1\nrules:\n"
+    let regexes = [
+        #"(?<order>\b\d{3}-\d{7}-\d{7}\b)"#, #"\bcharge\s?back\b"#, #"\brefund(ed|s)?\b"#, #"(?i)\bcancel(led)?\b"#,
+        #"\b[A-Z]{2}\d{9}[A-Z]{2}\b"#, #"(?<email>[\w.+-]+@[\w-]+\.[\w.]+)"#, #"\btrack(ing)?\s+number\b"#,
+        #"\bwhere\s+is\s+my\b"#, #"(?i)\bnot\s+working\b"#, #"\bdamaged?\b"#, #"\binvoice\s*#?\d+\b"#,
+        #"(?i)\bpassword\b"#, #"\bcoupon\s+code\b"#, #"\b\d+\s?(kg|lbs)\b"#, #"(?i)\bunsubscribe\b"#,
+        #"\bwrong\s+(size|item|colou?r)\b"#, #"\bexchange\b"#, #"(?i)\bwarranty\b"#, #"\blate\s+delivery\b"#,
+        #"\bcharged\s+twice\b"#,
+    ]
+    for (i, r) in regexes.enumerated() {
+        y += "  - id: regex-\(i)\n    when: {regex: '\(r)'}\n    then: [reply: \"regex \(i)\"]\n"
+    }
+    for i in 0..<rules {
+        y += "  - id: kw-\(i)\n    when: {keywords: [\(vocab[2 * i]), \"\(vocab[2 * i + 1]) \(vocab[(2 * i + 7) % vocab.count])\"]}\n    then: [reply: \"keyword \(i)\"]\n"
+    }
+    let bot = "bot: bench\ntimezone: UTC\nrules: [rules.yaml]\n"
+    return ["bench/bot.yaml": bot, "bench/rules.yaml": y]
+}
+
+func scale() {
+    var baseline: Double?
+    for n in [100, 1_000, 10_000] {
+        let files = syntheticBot(rules: n)
+        var rs: RuleSet?
+        let compileMs = measure(iterations: 1, rounds: quick ? 1 : 3) { _ in
+            rs = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files).ruleSet
+        } / 1e6
+        guard let rs else { print("synthetic bot with \(n) rules did not load"); exit(1) }
+        var sink = 0
+        let matchNs = measure(iterations: quick ? 20_000 : 200_000) { i in
+            sink &+= Engine.candidateRules(rs, text: messages[i % messages.count]).count
+        }
+        var state = ConversationState(conversationID: "bench")
+        state.session = 1
+        let at = Date(timeIntervalSince1970: 1_764_468_000)
+        state.sessionStartedAt = at
+        let decideNs = measure(iterations: quick ? 20_000 : 200_000) { i in
+            let m = Message(id: "m", conversationID: "bench", from: .customer, text: messages[i % messages.count], at: at)
+            sink &+= Engine.decide(rs, state, m, now: at).effects.count
+        }
+        if baseline == nil { baseline = decideNs }
+        print("\(String(n).padding(toLength: 6, withPad: " ", startingAt: 0)) keyword rules + 20 regexes: match \(fmt(matchNs)) ns/message, full decision \(fmt(decideNs)) ns/message (\(fmt(decideNs / baseline!, 2))× the 100-rule time), compile \(fmt(compileMs, 1)) ms   [targets ≤ 1000 ns, ≤ 3×, ≤ 200 ms]")
+        if sink == -1 { print(sink) }
+    }
+}
+
+print("usher-bench (\(quick ? "quick" : "full") run, release build expected; \(ProcessInfo.processInfo.activeProcessorCount) cores)")
+supportDecisions()
+scale()

@@ -1,1 +1,3 @@
-print("usher")
+import Foundation
+
+exit(CLI.main(Array(CommandLine.arguments.dropFirst())).rawValue)

@@ -1,0 +1,83 @@
+# Usher — everyday commands.
+#
+#   make deps    check (as root: install) the system libraries the build needs
+#   make build   build the `usher` command (release)
+#   make run     build, then check the support bot and explain one message
+#   make test    build everything and run all tests — exactly what CI runs (.ci/run)
+#   make bench   run the benchmarks (release)
+#   make fuzz    short libFuzzer runs over the YAML loader and the text matcher
+#
+# Needs Swift 6.3 on PATH and, on Debian/Ubuntu, the -dev packages in APT_PACKAGES.
+
+SHELL := /bin/bash
+SWIFT ?= swift
+
+# System libraries, as pkg-config names them, and the Debian packages that provide them.
+PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc
+APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev pkg-config
+
+# Fuzzing: seconds per harness, seed inputs (checked in) and where new inputs and
+# crashes go (not checked in, see .gitignore).
+FUZZ_SECONDS ?= 60
+FUZZ_SCRATCH := .build/fuzz
+FUZZ_OUT := fuzz-corpus
+
+.DEFAULT_GOAL := help
+.PHONY: help deps build run test bench fuzz
+
+help:
+	@sed -n '3,9s/^# \{0,1\}//p' Makefile
+
+deps:
+	@if ! command -v $(SWIFT) >/dev/null 2>&1; then \
+	  echo "error: '$(SWIFT)' is not on PATH. Install Swift 6.3 (swift.org) and put its usr/bin on PATH." >&2; \
+	  exit 1; \
+	fi
+	@missing=""; \
+	if command -v pkg-config >/dev/null 2>&1; then \
+	  for m in $(PKG_CONFIG_MODULES); do pkg-config --exists $$m || missing="$$missing $$m"; done; \
+	else \
+	  missing=" pkg-config"; \
+	fi; \
+	if [ -z "$$missing" ]; then \
+	  echo "    ok: swift, $(PKG_CONFIG_MODULES)"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "    missing:$$missing — installing $(APT_PACKAGES)"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PACKAGES); \
+	  pkg-config --exists $(PKG_CONFIG_MODULES) || { echo "error: still missing after apt-get install" >&2; exit 1; }; \
+	else \
+	  echo "error: missing system libraries:$$missing. Install them with:" >&2; \
+	  echo "    sudo apt-get install -y $(APT_PACKAGES)" >&2; \
+	  exit 1; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release --product usher
+
+# For now: load the support bot and explain one message. Later this becomes the worker.
+run: deps build
+	.build/release/usher check bots/support
+	.build/release/usher explain bots/support "I want a refund"
+
+test:
+	@echo "==> 1/3 checking swift and the system libraries (make deps)"
+	@$(MAKE) --no-print-directory deps
+	@echo "==> 2/3 building every target, debug: swift build"
+	$(SWIFT) build
+	@echo "==> 3/3 running every test: swift test"
+	$(SWIFT) test
+
+bench: deps
+	$(SWIFT) run -c release usher-bench
+
+# Each harness runs FUZZ_SECONDS (default 60). New interesting inputs are written to
+# $(FUZZ_OUT)/yaml and $(FUZZ_OUT)/text, crashes to $(FUZZ_OUT)/crash-*; the seeds in
+# fuzz/corpus/ are only read. Reproduce a crash with: $(FUZZ_SCRATCH)/debug/FuzzYAML FILE
+fuzz: deps
+	$(SWIFT) build -c debug --sanitize=fuzzer --product FuzzYAML --scratch-path $(FUZZ_SCRATCH)
+	$(SWIFT) build -c debug --sanitize=fuzzer --product FuzzText --scratch-path $(FUZZ_SCRATCH)
+	mkdir -p $(FUZZ_OUT)/yaml $(FUZZ_OUT)/text
+	$(FUZZ_SCRATCH)/debug/FuzzYAML -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_OUT)/ \
+	  $(FUZZ_OUT)/yaml fuzz/corpus/yaml
+	$(FUZZ_SCRATCH)/debug/FuzzText -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_OUT)/ \
+	  $(FUZZ_OUT)/text fuzz/corpus/text

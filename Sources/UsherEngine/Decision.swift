@@ -1,0 +1,78 @@
+import Foundation
+public import UsherRules
+
+/// What the engine decided for one message: the effects to write, the next state, and why.
+public struct Decision: Sendable {
+    /// The overall result, for logs, metrics and tests.
+    public enum Outcome: Sendable, Hashable {
+        /// Not evaluated: the bot's own message, a system notice, or another bot.
+        case ignored(String)
+        /// An agent wrote: the conversation is now the agent's.
+        case takeover
+        /// A customer message while an agent owns or is about to own the conversation.
+        case silent(Owner)
+        /// These rules fired (several with `continue`).
+        case fired([String])
+        /// No rule matched; the fallback answered.
+        case fallback
+        /// No rule matched and the bot has no fallback.
+        case noMatch
+    }
+
+    public var outcome: Outcome
+    public var effects: [Effect]
+    public var state: ConversationState
+    /// The rule-set version that decided.
+    public var ruleSetVersion: String
+    /// Every rule considered and its verdict (only when asked for: explain, tests, replay).
+    public var trace: [RuleTrace]?
+    /// Things operators should know: regex limits hit, a truncated message.
+    public var events: [EngineEvent]
+
+    /// Rule ids that fired (the fallback counts as `fallback`).
+    public var firedRules: [String] {
+        switch outcome {
+        case let .fired(ids): ids
+        case .fallback: ["fallback"]
+        default: []
+        }
+    }
+
+    public var replies: [String] { effects.compactMap { if case let .reply(t, _) = $0 { t } else { nil } } }
+    public var handoff: (reason: String, queue: String)? {
+        for e in effects { if case let .handoff(r, q, _, _) = e { return (r, q) } }
+        return nil
+    }
+}
+
+/// One effect to write through the store, in order. The index of an effect in
+/// `Decision.effects` is part of its idempotency key.
+public enum Effect: Sendable, Hashable {
+    case reply(text: String, rule: String)
+    case system(text: String, rule: String)
+    case handoff(reason: String, queue: String, priority: HandoffPriority, rule: String)
+    case tag(String)
+    case untag(String)
+    case notify(text: String, queue: String, reason: String, rule: String)
+    case set(key: String, value: String)
+}
+
+/// Something an operator should know about a decision.
+public enum EngineEvent: Sendable, Hashable {
+    case regexLimit(rule: String, pattern: String, limit: String)
+    case truncated(bytes: Int)
+}
+
+/// Why a rule did or did not fire.
+public struct RuleTrace: Sendable, Hashable {
+    public enum Verdict: Sendable, Hashable {
+        case fired
+        case notMatched(String)
+        case blocked(String)
+        case disabled
+        case notReached(String)
+    }
+    public var rule: String
+    public var priority: Int
+    public var verdict: Verdict
+}

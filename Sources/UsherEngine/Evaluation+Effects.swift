@@ -1,0 +1,108 @@
+import Foundation
+import UsherRules
+
+extension Evaluation {
+    /// Turns a rule's actions into effects and state changes.
+    mutating func apply(_ actions: [Action], rule: String, captures: [String: String]) {
+        let lookup: (String) -> String? = { [state, ruleSet] name in
+            if let v = captures[name] { return v }
+            switch name {
+            case "customer.name": return state.customerName
+            case "customer.id": return state.customerID
+            case "conversation.id": return state.conversationID
+            case "conversation.customer_messages": return String(state.customerMessages)
+            case "conversation.bot_replies": return String(state.botReplies)
+            case "conversation.channel": return state.channel
+            case "conversation.locale": return state.locale
+            case "bot.name": return ruleSet.bot.name
+            case "bot.id": return ruleSet.bot.id
+            default:
+                return name.hasPrefix("metadata.") ? state.metadata[String(name.dropFirst(9))] : nil
+            }
+        }
+        let fires = state.firedThisSession[rule, default: 1]
+        for action in actions {
+            switch action {
+            case let .reply(reply):
+                let template: Template
+                switch reply {
+                case let .text(t): template = t
+                case let .sequence(ts): template = ts[min(fires, ts.count) - 1]
+                case let .variants(ts):
+                    let seed = Self.stableHash(state.conversationID + "\u{0}" + rule)
+                    template = ts[Int((seed &+ UInt64(fires - 1)) % UInt64(ts.count))]
+                }
+                effects.append(.reply(text: template.render(lookup), rule: rule))
+                state.botReplies += 1
+                state.recentReplies.append(now)
+            case let .system(t):
+                effects.append(.system(text: t.render(lookup), rule: rule))
+            case let .handoff(h):
+                handOff(reason: h.reason, queue: h.queue, priority: h.priority,
+                        message: (h.message ?? ruleSet.bot.handoff.systemMessage).render(lookup), rule: rule)
+            case let .tag(t):
+                if !state.tags.contains(t) { state.tags.append(t); state.tags.sort() }
+                effects.append(.tag(t))
+            case let .untag(t):
+                state.tags.removeAll { $0 == t }
+                effects.append(.untag(t))
+            case let .notify(text, queue):
+                effects.append(.notify(text: text.render(lookup), queue: queue ?? ruleSet.bot.handoff.queue,
+                                       reason: rule, rule: rule))
+            case let .set(entries):
+                for e in entries {
+                    let v = e.value.render(lookup)
+                    state.metadata[e.key] = v
+                    effects.append(.set(key: e.key, value: v))
+                }
+            }
+        }
+    }
+
+    mutating func handOff(reason: String, queue: String?, priority: HandoffPriority?, message: String, rule: String) {
+        let q = queue ?? ruleSet.bot.handoff.queue
+        if !message.isEmpty { effects.append(.system(text: message, rule: rule)) }
+        effects.append(.handoff(reason: reason, queue: q, priority: priority ?? .normal, rule: rule))
+        if ruleSet.bot.handoff.notify {
+            let who = state.customerName ?? "A customer"
+            effects.append(.notify(text: "\(who) is waiting for an agent (\(reason))", queue: q, reason: reason, rule: rule))
+        }
+        state.owner = .waiting
+    }
+
+    /// `max_bot_replies` and the loop guard: when this decision's replies would cross a limit,
+    /// the conversation is handed off instead (or, already waiting, the replies are dropped).
+    mutating func enforceLimits() {
+        let replies = effects.filter { if case .reply = $0 { true } else { false } }.count
+        guard replies > 0 else { return }
+        let before = state.botReplies - replies
+        var reason: String?
+        if let max = ruleSet.bot.maxBotReplies, before + replies > max {
+            reason = "max-bot-replies"
+        } else if let guardrail = ruleSet.bot.loopGuard {
+            let recent = state.recentReplies.filter { now.timeIntervalSince($0) < guardrail.within }
+            if recent.count > guardrail.replies { reason = "loop-guard" }
+        }
+        // Keep only the replies that fit the window, so the state stays bounded.
+        if let g = ruleSet.bot.loopGuard {
+            state.recentReplies = Array(state.recentReplies.filter { now.timeIntervalSince($0) < g.within }.suffix(g.replies + 1))
+        } else {
+            state.recentReplies = []
+        }
+        guard let reason else { return }
+        effects.removeAll { if case .reply = $0 { true } else { false } }
+        state.botReplies = before
+        state.recentReplies.removeLast(min(replies, state.recentReplies.count))
+        if state.owner == .bot {
+            handOff(reason: reason, queue: nil, priority: nil,
+                    message: ruleSet.bot.handoff.systemMessage.render { _ in nil }, rule: reason)
+        }
+    }
+
+    /// FNV-1a: stable across runs and platforms (Swift's `Hasher` is seeded per process).
+    static func stableHash(_ s: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h
+    }
+}

@@ -1,0 +1,60 @@
+public import Foundation
+
+/// A validated `bot.yaml`.
+public struct BotConfig: Sendable {
+    /// Handoff defaults for every `handoff` action.
+    public struct HandoffDefaults: Sendable {
+        public var systemMessage: Template
+        public var queue: String
+        public var notify: Bool
+        public static let seed = HandoffDefaults(
+            systemMessage: Template(literal: "Thanks for your question! We're connecting you to a support agent now."),
+            queue: "general", notify: true)
+    }
+
+    /// `loop_guard: {replies, within}`.
+    public struct LoopGuard: Sendable, Hashable {
+        public var replies: Int
+        public var within: TimeInterval
+    }
+
+    public var id: String
+    public var name: String
+    public var senderId: String
+    public var timeZone: TimeZone
+    /// Gregorian, in `timeZone`: schedules are evaluated with it.
+    public var calendar: Calendar
+    /// Rule files, resolved, in bot.yaml order.
+    public var ruleFiles: [String]
+    public var schedules: [Schedule]
+    /// A customer message after this much silence starts a new session.
+    public var idleReset: TimeInterval?
+    public var maxBotReplies: Int?
+    public var loopGuard: LoopGuard?
+    public var handoff: HandoffDefaults
+    /// Where bot.yaml lives.
+    public var path: String
+
+    public init(id: String, name: String, senderId: String, timeZone: TimeZone, ruleFiles: [String],
+                schedules: [Schedule] = [], idleReset: TimeInterval? = nil, maxBotReplies: Int? = nil,
+                loopGuard: LoopGuard? = nil, handoff: HandoffDefaults = .seed, path: String) {
+        self.id = id
+        self.name = name
+        self.senderId = senderId
+        self.timeZone = timeZone
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = timeZone
+        self.calendar = cal
+        self.ruleFiles = ruleFiles
+        self.schedules = schedules
+        self.idleReset = idleReset
+        self.maxBotReplies = maxBotReplies
+        self.loopGuard = loopGuard
+        self.handoff = handoff
+        self.path = path
+    }
+
+    public func scheduleIndex(named name: String) -> Int? {
+        schedules.firstIndex { $0.name == name }
+    }
+}

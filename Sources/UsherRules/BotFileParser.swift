@@ -1,0 +1,160 @@
+import UsherDiagnostics
+import UsherYAML
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns a `bot.yaml` document into a `BotConfig` (DESIGN.md §2), reporting every problem.
+struct BotFileParser {
+    static let keys = ["bot", "name", "description", "sender_id", "timezone", "rules", "schedules",
+                       "session", "limits", "handoff"]
+
+    let reader: NodeReader
+    let files: RuleSetLoader.Files
+
+    /// Parses the bot file. Rule file patterns that match nothing are reported here.
+    func parse() -> BotConfig? {
+        let path = reader.file
+        guard let root = reader.document.root else { return nil }
+        guard let m = reader.mapping(root, "the bot file", allowed: Self.keys) else { return nil }
+        var ok = true
+
+        var id = "bot"
+        if let node = reader.require(m["bot"], "bot", in: root, "The bot file", example: "bot: support"),
+           let s = reader.text(node, "'bot'") {
+            if Self.isValidID(s) { id = s } else {
+                reader.error("invalid-id", "'\(s)' is not a valid bot id; use lowercase letters, digits and '-', like 'support'", at: node)
+                ok = false
+            }
+        } else { ok = false }
+
+        let name = m["name"].flatMap { reader.text($0, "'name'") } ?? id
+        let senderId = m["sender_id"].flatMap { reader.text($0, "'sender_id'") } ?? "bot:\(id)"
+        _ = m["description"].flatMap { reader.text($0, "'description'") }
+
+        var timeZone = TimeZone(identifier: "UTC")!
+        if let node = m["timezone"], let s = reader.text(node, "'timezone'") {
+            if let tz = TimeZone(identifier: s), s.contains("/") || s == "UTC" || s == "GMT" {
+                timeZone = tz
+            } else {
+                reader.error("unknown-timezone", "unknown time zone '\(s)'\(Suggestion.hint(for: s, in: TimeZone.knownTimeZoneIdentifiers)); use an IANA name like 'Asia/Shanghai' or 'Europe/Madrid'", at: node)
+                ok = false
+            }
+        }
+
+        var ruleFiles: [String] = []
+        if let node = reader.require(m["rules"], "rules", in: root, "The bot file", example: "rules: [rules.yaml]"),
+           let items = reader.texts(node, "'rules'") {
+            if items.isEmpty {
+                reader.error("missing-rules", "'rules' lists no files; name at least one rule file, like 'rules.yaml'", at: node)
+                ok = false
+            }
+            let dir = (path as NSString).deletingLastPathComponent
+            for (pattern, itemNode) in items {
+                let matches = expand(pattern, relativeTo: dir)
+                if matches.isEmpty {
+                    reader.error("missing-rule-file", pattern.contains(where: { "*?[".contains($0) })
+                                 ? "no rule file matches '\(pattern)' (relative to \(dir.isEmpty ? "." : dir))"
+                                 : "rule file '\(pattern)' does not exist (paths are relative to the bot file's folder, \(dir.isEmpty ? "." : dir))",
+                                 at: itemNode)
+                    ok = false
+                }
+                for file in matches where !ruleFiles.contains(file) { ruleFiles.append(file) }
+            }
+        } else { ok = false }
+
+        var schedules: [Schedule] = []
+        if let node = m["schedules"] {
+            if let pairs = node.mapping {
+                for pair in pairs {
+                    guard let schedName = pair.key.scalar else { continue }
+                    if let s = ScheduleParser(reader: reader).parse(name: schedName, pair.value) {
+                        schedules.append(s)
+                    } else { ok = false }
+                }
+            } else {
+                reader.error("wrong-type", "expected 'schedules' as a mapping of schedule names, found \(node.kindName)", at: node)
+                ok = false
+            }
+        }
+
+        var idleReset: TimeInterval?
+        if let node = m["session"], let s = reader.mapping(node, "'session'", allowed: ["idle_reset"]) {
+            if let n = s["idle_reset"] {
+                idleReset = reader.duration(n, "'idle_reset'")
+                if idleReset == nil { ok = false }
+            }
+        }
+
+        var maxReplies: Int?
+        var loopGuard: BotConfig.LoopGuard?
+        if let node = m["limits"], let l = reader.mapping(node, "'limits'", allowed: ["max_bot_replies", "loop_guard"]) {
+            if let n = l["max_bot_replies"] {
+                maxReplies = reader.integer(n, "'max_bot_replies'", in: 1...1_000_000)
+                if maxReplies == nil { ok = false }
+            }
+            if let n = l["loop_guard"], let g = reader.mapping(n, "'loop_guard'", allowed: ["replies", "within"]) {
+                let replies = reader.require(g["replies"], "replies", in: n, "'loop_guard'", example: "replies: 3")
+                    .flatMap { reader.integer($0, "'replies'", in: 1...10_000) }
+                let within = reader.require(g["within"], "within", in: n, "'loop_guard'", example: "within: 1m")
+                    .flatMap { reader.duration($0, "'within'") }
+                if let replies, let within { loopGuard = .init(replies: replies, within: within) } else { ok = false }
+            }
+        }
+
+        var handoff = BotConfig.HandoffDefaults.seed
+        if let node = m["handoff"], let h = reader.mapping(node, "'handoff'", allowed: ["system_message", "queue", "notify"]) {
+            if let n = h["system_message"], let s = reader.text(n, "'system_message'") {
+                if let t = TemplateParser(reader: reader, allowed: BuiltinVariables.all, context: "the handoff message").parse(s, n) {
+                    handoff.systemMessage = t
+                } else { ok = false }
+            }
+            if let n = h["queue"], let q = reader.text(n, "'queue'") { handoff.queue = q }
+            if let n = h["notify"], let b = reader.bool(n, "'notify'") { handoff.notify = b }
+        }
+
+        guard ok else { return nil }
+        return BotConfig(id: id, name: name, senderId: senderId, timeZone: timeZone, ruleFiles: ruleFiles,
+                         schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,
+                         loopGuard: loopGuard, handoff: handoff, path: path)
+    }
+
+    static func isValidID(_ s: String) -> Bool {
+        guard let f = s.unicodeScalars.first, ("a"..."z").contains(f) || ("0"..."9").contains(f) else { return false }
+        return s.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+    }
+
+    /// Expands a relative path or glob against `dir`, sorted.
+    func expand(_ pattern: String, relativeTo dir: String) -> [String] {
+        let full = Self.normalise(pattern.hasPrefix("/") || dir.isEmpty ? pattern : dir + "/" + pattern)
+        guard pattern.contains(where: { "*?[".contains($0) }) else {
+            return files.isFile(full) ? [full] : []
+        }
+        return files.glob(full)
+    }
+
+    static func diskGlob(_ pattern: String) -> [String] {
+        var g = glob_t()
+        defer { globfree(&g) }
+        guard glob(pattern, 0, nil, &g) == 0 else { return [] }
+        var out: [String] = []
+        for i in 0..<Int(g.gl_pathc) {
+            if let p = g.gl_pathv[i] { out.append(normalise(String(cString: p))) }
+        }
+        return out.sorted()
+    }
+
+    /// `bots/support/../../rules/x.yaml` → `rules/x.yaml`, keeping relative paths relative.
+    static func normalise(_ path: String) -> String {
+        var parts: [Substring] = []
+        let absolute = path.hasPrefix("/")
+        for c in path.split(separator: "/") {
+            if c == "." { continue }
+            if c == "..", let last = parts.last, last != ".." { parts.removeLast(); continue }
+            parts.append(c)
+        }
+        let joined = parts.joined(separator: "/")
+        return absolute ? "/" + joined : (joined.isEmpty ? "." : joined)
+    }
+}

@@ -1,0 +1,127 @@
+import UsherDiagnostics
+import UsherYAML
+import Foundation
+
+/// Reads schema-checked values out of YAML nodes, collecting a diagnostic for every problem
+/// instead of stopping at the first. One per loaded document.
+final class NodeReader {
+    let document: YAMLDocument
+    private(set) var diagnostics: [Diagnostic] = []
+
+    init(document: YAMLDocument) { self.document = document }
+
+    var file: String { document.path }
+
+    func error(_ code: String, _ message: String, at node: YAMLNode, notes: [Diagnostic.Note] = []) {
+        diagnostics.append(.error(code, message, at: node.location, notes: notes))
+    }
+
+    func warning(_ code: String, _ message: String, at node: YAMLNode, notes: [Diagnostic.Note] = []) {
+        diagnostics.append(.warning(code, message, at: node.location, notes: notes))
+    }
+
+    func report(_ d: Diagnostic) { diagnostics.append(d) }
+
+    /// The pairs of a mapping whose keys are all in `allowed`; reports unknown keys (with a
+    /// suggestion) and a node that is not a mapping. `context` names the thing for messages
+    /// ("a rule", "the bot file").
+    func mapping(_ node: YAMLNode, _ context: String, allowed: [String]) -> [String: YAMLNode]? {
+        guard let pairs = node.mapping else {
+            error("wrong-type", "expected \(context) written as a mapping of 'key: value' lines, found \(node.kindName)", at: node)
+            return nil
+        }
+        var result: [String: YAMLNode] = [:]
+        for pair in pairs {
+            guard let key = pair.key.scalar else { continue }   // the YAML loader reported it
+            if allowed.contains(key) {
+                if result[key] == nil { result[key] = pair.value }
+            } else {
+                error("unknown-key",
+                      "unknown key '\(key)' in \(context)\(Suggestion.hint(for: key, in: allowed))"
+                        + (Suggestion.closest(to: key, in: allowed) == nil
+                           ? "; expected one of: \(allowed.joined(separator: ", "))" : ""),
+                      at: pair.key)
+            }
+        }
+        return result
+    }
+
+    /// Reports a required key that is missing.
+    func require(_ value: YAMLNode?, _ key: String, in owner: YAMLNode, _ context: String, example: String) -> YAMLNode? {
+        if value == nil {
+            error("missing-key", "\(context) needs '\(key)'; add a line like '\(example)'", at: owner)
+        }
+        return value
+    }
+
+    /// A scalar as text. Reports a list or mapping.
+    func text(_ node: YAMLNode, _ what: String) -> String? {
+        if let s = node.scalar, !node.isNull || node.tag != nil { return s }
+        if node.isNull {
+            error("wrong-type", "\(what) is empty; write a value after the colon", at: node)
+            return nil
+        }
+        error("wrong-type", "expected text for \(what), found \(node.kindName)", at: node)
+        return nil
+    }
+
+    /// A list of scalars; a single scalar counts as a one-item list.
+    func texts(_ node: YAMLNode, _ what: String) -> [(String, YAMLNode)]? {
+        if let items = node.sequence {
+            var out: [(String, YAMLNode)] = []
+            for item in items {
+                if let s = text(item, "an item of \(what)") { out.append((s, item)) }
+            }
+            return out
+        }
+        if node.mapping != nil {
+            error("wrong-type", "expected a list for \(what), found a mapping", at: node)
+            return nil
+        }
+        return text(node, what).map { [($0, node)] }
+    }
+
+    func bool(_ node: YAMLNode, _ what: String) -> Bool? {
+        guard let s = text(node, what) else { return nil }
+        switch s {
+        case "true": return true
+        case "false": return false
+        default:
+            let hint = ["yes", "on", "y", "True", "TRUE"].contains(s) ? "true"
+                : ["no", "off", "n", "False", "FALSE"].contains(s) ? "false" : nil
+            error("wrong-type", "expected true or false for \(what), found '\(s)'"
+                    + (hint.map { "; write '\($0)'" } ?? ""), at: node)
+            return nil
+        }
+    }
+
+    func integer(_ node: YAMLNode, _ what: String, in range: ClosedRange<Int>) -> Int? {
+        guard let s = text(node, what) else { return nil }
+        guard let n = Int(s.replacingOccurrences(of: "_", with: "")) else {
+            error("wrong-type", "expected a whole number for \(what), found '\(s)'", at: node)
+            return nil
+        }
+        guard range.contains(n) else {
+            let bound = range.upperBound == Int.max ? "at least \(range.lowerBound)"
+                : "between \(range.lowerBound) and \(range.upperBound)"
+            error("out-of-range", "\(what) must be \(bound), found \(n)", at: node)
+            return nil
+        }
+        return n
+    }
+
+    /// `30s`, `10m`, `2h`, `1d`, or combinations like `1h30m`.
+    func duration(_ node: YAMLNode, _ what: String) -> TimeInterval? {
+        guard let s = text(node, what) else { return nil }
+        guard let seconds = DurationText.parse(s) else {
+            error("invalid-duration", "'\(s)' is not a duration for \(what); write a number and a unit: 30s, 10m, 2h, 1d (or 1h30m)", at: node)
+            return nil
+        }
+        return seconds
+    }
+
+    /// The location of a character inside a scalar (for regex and template errors).
+    func location(ofOffset offset: Int, in node: YAMLNode) -> SourceLocation {
+        document.location(ofScalarOffset: offset, in: node)
+    }
+}

@@ -1,0 +1,57 @@
+public import UsherDiagnostics
+public import Foundation
+
+/// One validated rule, ready for the engine.
+public struct Rule: Sendable {
+    public var id: String
+    public var description: String?
+    public var priority: Int
+    /// `continue: true` lets later rules fire too.
+    public var continues: Bool
+    /// At most once per session.
+    public var once: Bool
+    /// Not again within this many seconds.
+    public var cooldown: TimeInterval?
+    public var enabled: Bool
+    /// May speak while the conversation waits for an agent.
+    public var whileWaiting: Bool
+    /// `nil`: always holds.
+    public var when: Condition?
+    public var unless: Condition?
+    public var actions: [Action]
+    /// Named captures the rule's `when` regexes can set.
+    public var captureNames: Set<String>
+    /// Where the rule's `id` is written.
+    public var location: SourceLocation
+    /// Position in bot.yaml order, then file order — the tie-breaker for equal priorities.
+    public var declarationOrder: Int
+
+    public init(id: String, description: String? = nil, priority: Int = 0, continues: Bool = false,
+                once: Bool = false, cooldown: TimeInterval? = nil, enabled: Bool = true,
+                whileWaiting: Bool = false, when: Condition? = nil, unless: Condition? = nil,
+                actions: [Action], captureNames: Set<String> = [], location: SourceLocation,
+                declarationOrder: Int) {
+        self.id = id
+        self.description = description
+        self.priority = priority
+        self.continues = continues
+        self.once = once
+        self.cooldown = cooldown
+        self.enabled = enabled
+        self.whileWaiting = whileWaiting
+        self.when = when
+        self.unless = unless
+        self.actions = actions
+        self.captureNames = captureNames
+        self.location = location
+        self.declarationOrder = declarationOrder
+    }
+
+    /// Whether the rule always wins when reached: no condition, no guard, no `continue`.
+    var isUnconditional: Bool {
+        when == nil && unless == nil && isUnguarded
+    }
+
+    /// No `once`, no `cooldown`, enabled, and stops evaluation when it fires.
+    var isUnguarded: Bool { enabled && !once && cooldown == nil && !continues }
+}

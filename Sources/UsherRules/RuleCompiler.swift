@@ -1,0 +1,530 @@
+import UsherDiagnostics
+import UsherYAML
+import UsherText
+
+/// Compiles the rule files of one bot into rules, sharing one keyword table and one pattern table
+/// across all files. Lists are bot-wide: a `$list` defined in any of the bot's files can be used
+/// in all of them.
+final class RuleCompiler {
+    static let fileKeys = ["version", "lists", "rules", "fallback"]
+    static let ruleKeys = ["id", "description", "priority", "continue", "once", "cooldown", "enabled",
+                           "while_waiting", "when", "unless", "then"]
+    static let conditionKeys = ["keywords", "regex", "customer_messages", "bot_replies", "fallbacks_in_a_row",
+                                "idle_for", "session_age", "during", "outside", "tags", "channel", "locale",
+                                "any", "all", "not"]
+    static let actionKeys = ["reply", "system", "handoff", "tag", "untag", "notify", "set"]
+
+    /// The bot's schedules by name; `nil` when checking rule files without a bot (references to
+    /// schedules are then not checked).
+    let scheduleNames: [String]?
+    let patternLimits: PatternLimits
+
+    private(set) var keywordTexts: [String] = []
+    private var keywordIDs: [String: Int] = [:]
+    private(set) var patterns: [Pattern] = []
+    private(set) var patternLocations: [SourceLocation] = []
+    private var patternIDs: [String: Int] = [:]
+    private var lists: [String: (items: [(String, YAMLNode)], location: SourceLocation)] = [:]
+    private(set) var rules: [Rule] = []
+    private var ruleLocations: [String: SourceLocation] = [:]
+    private(set) var fallback: [Action]?
+    private(set) var fallbackLocation: SourceLocation?
+    private var extra: [Diagnostic] = []
+
+    init(scheduleNames: [String]?, patternLimits: PatternLimits = .default) {
+        self.scheduleNames = scheduleNames
+        self.patternLimits = patternLimits
+    }
+
+    var diagnostics: [Diagnostic] { extra }
+
+    // MARK: Pass 1 — file shape and lists
+
+    /// Checks the top level of a rule file and collects its lists. Returns the top-level mapping.
+    func collectLists(_ reader: NodeReader) -> [String: YAMLNode]? {
+        guard let root = reader.document.root else { return nil }
+        guard let top = reader.mapping(root, "a rule file", allowed: Self.fileKeys) else { return nil }
+        if let v = reader.require(top["version"], "version", in: root, "A rule file", example: "version: 1"),
+           let s = reader.text(v, "'version'"), s != "1" {
+            reader.error("unsupported-version", "this Usher understands rule files of version 1, found '\(s)'; write 'version: 1'", at: v)
+        }
+        if top["rules"] == nil, top["fallback"] == nil, top["lists"] == nil {
+            reader.error("missing-key", "a rule file needs 'rules', 'lists' or 'fallback'; add 'rules:' followed by a list of rules", at: root)
+        }
+        if let node = top["lists"] {
+            if let pairs = node.mapping {
+                for pair in pairs {
+                    guard let name = pair.key.scalar else { continue }
+                    if !BotFileParser.isValidID(name.replacingOccurrences(of: "_", with: "-")) {
+                        reader.error("invalid-id", "'\(name)' is not a valid list name; use lowercase letters, digits, '-' and '_'", at: pair.key)
+                        continue
+                    }
+                    if let first = lists[name] {
+                        reader.error("duplicate-list", "list '\(name)' is already defined", at: pair.key,
+                                     notes: [.init("first defined here", at: first.location)])
+                        continue
+                    }
+                    guard let items = reader.texts(pair.value, "list '\(name)'") else { continue }
+                    for (item, itemNode) in items where item.hasPrefix("$") {
+                        reader.error("nested-list", "a list cannot refer to another list ('\(item)'); write the words out", at: itemNode)
+                    }
+                    lists[name] = (items.filter { !$0.0.hasPrefix("$") }, pair.key.location)
+                }
+            } else {
+                reader.error("wrong-type", "expected 'lists' as a mapping of list names to lists of words, found \(node.kindName)", at: node)
+            }
+        }
+        return top
+    }
+
+    // MARK: Pass 2 — rules
+
+    func compileRules(_ reader: NodeReader, top: [String: YAMLNode]) {
+        if let node = top["rules"] {
+            if let items = node.sequence {
+                for item in items { compileRule(reader, item) }
+            } else if !node.isNull {
+                reader.error("wrong-type", "expected 'rules' as a list (each rule starts with '- id: …'), found \(node.kindName)", at: node)
+            }
+        }
+        if let node = top["fallback"] {
+            if let loc = fallbackLocation {
+                reader.error("duplicate-fallback", "only one file of a bot may set 'fallback'", at: node,
+                             notes: [.init("the fallback is already set here", at: loc)])
+            } else if let actions = compileActions(reader, node, captures: [], context: "the fallback") {
+                fallback = Self.defaultingHandoffReason(actions, to: "fallback")
+                fallbackLocation = node.location
+            }
+        }
+    }
+
+    private func compileRule(_ reader: NodeReader, _ node: YAMLNode) {
+        guard let m = reader.mapping(node, "a rule", allowed: Self.ruleKeys) else { return }
+        guard let idNode = reader.require(m["id"], "id", in: node, "This rule", example: "id: refund"),
+              let id = reader.text(idNode, "'id'") else { return }
+        var ok = true
+        if !BotFileParser.isValidID(id.replacingOccurrences(of: "_", with: "-")) {
+            reader.error("invalid-id", "'\(id)' is not a valid rule id; use lowercase letters, digits, '-' and '_', like 'order-number'", at: idNode)
+            ok = false
+        }
+        if let first = ruleLocations[id] {
+            reader.error("duplicate-rule-id", "rule id '\(id)' is already used; rule ids must be unique across all files of a bot", at: idNode,
+                         notes: [.init("first used here", at: first)])
+            ok = false
+        } else {
+            ruleLocations[id] = idNode.location
+        }
+        let context = "rule '\(id)'"
+
+        func flag(_ key: String) -> Bool {
+            guard let n = m[key] else { return false }
+            guard let b = reader.bool(n, "'\(key)'") else { ok = false; return false }
+            return b
+        }
+        let priority = m["priority"].map { reader.integer($0, "'priority'", in: -1_000_000...1_000_000) } ?? 0
+        if priority == nil { ok = false }
+        let continues = flag("continue")
+        let once = flag("once")
+        let enabled = m["enabled"] == nil ? true : flag("enabled")
+        let whileWaiting = flag("while_waiting")
+        var cooldown: Double?
+        if let n = m["cooldown"] {
+            cooldown = reader.duration(n, "'cooldown'")
+            if cooldown == nil { ok = false }
+        }
+        let description = m["description"].flatMap { reader.text($0, "'description'") }
+
+        var captures = Set<String>()
+        var when: Condition?
+        if let n = m["when"] {
+            when = compileCondition(reader, n, captures: &captures, topLevel: true)
+            if when == nil { ok = false }
+        }
+        var unless: Condition?
+        if let n = m["unless"] {
+            var ignored = Set<String>()
+            unless = compileCondition(reader, n, captures: &ignored, topLevel: true)
+            if unless == nil { ok = false }
+        }
+        guard let thenNode = m["then"] else {
+            reader.error("no-actions", "\(context) has no actions; add 'then:' with at least one action, like '- reply: \"…\"'", at: idNode)
+            return
+        }
+        let allowed = captures.union(BuiltinVariables.all)
+        guard var actions = compileActions(reader, thenNode, captures: allowed, context: context), ok,
+              let priority else { return }
+        actions = Self.defaultingHandoffReason(actions, to: id)
+        rules.append(Rule(id: id, description: description, priority: priority, continues: continues, once: once,
+                          cooldown: cooldown, enabled: enabled, whileWaiting: whileWaiting, when: when,
+                          unless: unless, actions: actions, captureNames: captures,
+                          location: idNode.location, declarationOrder: rules.count))
+    }
+
+    /// A `handoff` without a reason takes the rule's id.
+    static func defaultingHandoffReason(_ actions: [Action], to reason: String) -> [Action] {
+        actions.map {
+            guard case var .handoff(h) = $0, h.reason.isEmpty else { return $0 }
+            h.reason = reason
+            return .handoff(h)
+        }
+    }
+
+    // MARK: Conditions
+
+    /// Compiles a condition mapping (all keys must hold). Named captures of `regex` are added to
+    /// `captures` (only for positive positions: captures under `not` cannot be set).
+    func compileCondition(_ reader: NodeReader, _ node: YAMLNode, captures: inout Set<String>, topLevel: Bool = false) -> Condition? {
+        guard let pairs = node.mapping else {
+            reader.error("wrong-type", "expected a condition written as a mapping, like 'keywords: [refund]', found \(node.kindName)", at: node)
+            return nil
+        }
+        if pairs.isEmpty {
+            reader.error("empty-condition", "this condition is empty; remove it, or add a key like 'keywords: [refund]'", at: node)
+            return nil
+        }
+        var parts: [Condition] = []
+        var ok = true
+        for pair in pairs {
+            guard let key = pair.key.scalar else { continue }
+            guard Self.conditionKeys.contains(key) else {
+                let hint = Suggestion.closest(to: key, in: Self.conditionKeys + (topLevel ? [] : []))
+                let misplaced = Self.ruleKeys.contains(key) ? "; '\(key)' is a rule option: move it out of the condition, level with 'when'" : ""
+                reader.error("unknown-key", "unknown condition '\(key)'" + (hint.map { "; did you mean '\($0)'?" } ?? (misplaced.isEmpty ? "; expected one of: \(Self.conditionKeys.joined(separator: ", "))" : misplaced)), at: pair.key)
+                ok = false
+                continue
+            }
+            if let c = compileConditionKey(reader, key, pair.value, captures: &captures) { parts.append(c) } else { ok = false }
+        }
+        guard ok else { return nil }
+        return parts.count == 1 ? parts[0] : .all(parts)
+    }
+
+    private func compileConditionKey(_ reader: NodeReader, _ key: String, _ v: YAMLNode, captures: inout Set<String>) -> Condition? {
+        switch key {
+        case "keywords":
+            return compileKeywords(reader, v)
+        case "regex":
+            guard let items = reader.texts(v, "'regex'") else { return nil }
+            var ids: [Int] = []
+            for (source, itemNode) in items {
+                guard let id = compilePattern(reader, source, itemNode) else { continue }
+                ids.append(id)
+                captures.formUnion(patterns[id].captureNames)
+            }
+            return ids.count == items.count && !ids.isEmpty ? .regex(ids) : nil
+        case "customer_messages":
+            return countRange(reader, v, key).map(Condition.customerMessages)
+        case "bot_replies":
+            return countRange(reader, v, key).map(Condition.botReplies)
+        case "fallbacks_in_a_row":
+            return countRange(reader, v, key).map(Condition.fallbacksInARow)
+        case "idle_for":
+            return timeRange(reader, v, key).map(Condition.idleFor)
+        case "session_age":
+            return timeRange(reader, v, key).map(Condition.sessionAge)
+        case "during", "outside":
+            guard let name = reader.text(v, "'\(key)'") else { return nil }
+            guard let names = scheduleNames else { return .schedule(-1, inside: key == "during") }
+            guard let index = names.firstIndex(of: name) else {
+                let known = names.isEmpty ? "the bot file defines no schedules; add one under 'schedules:' in bot.yaml"
+                    : "schedules in the bot file: \(names.joined(separator: ", "))"
+                reader.error("unknown-schedule", "unknown schedule '\(name)'\(Suggestion.hint(for: name, in: names)); \(known)", at: v)
+                return nil
+            }
+            return .schedule(index, inside: key == "during")
+        case "tags":
+            guard let (any, all, none) = anyAllNone(reader, v, "'tags'") else { return nil }
+            return .tags(any: any.map(\.0), all: all.map(\.0), none: none.map(\.0))
+        case "channel":
+            return reader.text(v, "'channel'").map { .channel(Glob($0)) }
+        case "locale":
+            return reader.text(v, "'locale'").map { .locale(Glob($0)) }
+        case "any", "all":
+            guard let items = v.sequence else {
+                reader.error("wrong-type", "expected '\(key)' as a list of conditions (each line starting with '- '), found \(v.kindName)", at: v)
+                return nil
+            }
+            if items.isEmpty {
+                reader.error("empty-condition", "'\(key)' lists no conditions", at: v)
+                return nil
+            }
+            var parts: [Condition] = []
+            for item in items {
+                guard let c = compileCondition(reader, item, captures: &captures) else { return nil }
+                parts.append(c)
+            }
+            return key == "any" ? .any(parts) : .all(parts)
+        case "not":
+            var ignored = Set<String>()
+            return compileCondition(reader, v, captures: &ignored).map(Condition.not)
+        default:
+            return nil
+        }
+    }
+
+    /// `[a, b]` (any of), a single word, `$list`, or `{any, all, none}`.
+    private func compileKeywords(_ reader: NodeReader, _ v: YAMLNode) -> Condition? {
+        let groups: (any: [(String, YAMLNode)], all: [(String, YAMLNode)], none: [(String, YAMLNode)])
+        if v.mapping != nil {
+            guard let g = anyAllNone(reader, v, "'keywords'") else { return nil }
+            groups = g
+        } else {
+            guard let items = reader.texts(v, "'keywords'") else { return nil }
+            groups = (items, [], [])
+        }
+        var ok = true
+        func ids(_ items: [(String, YAMLNode)]) -> [Int] {
+            var out: [Int] = []
+            var seen: [String: YAMLNode] = [:]
+            for (word, node) in items {
+                for (expanded, origin) in expand(reader, word, node) {
+                    let normal = Normalizer.normalize(expanded)
+                    if normal.isEmpty {
+                        reader.error("empty-keyword", "this keyword is empty once spaces and invisible characters are removed; delete it", at: origin)
+                        ok = false
+                        continue
+                    }
+                    if let first = seen[normal] {
+                        reader.warning("duplicate-keyword", "keyword '\(expanded)' is listed twice (they are the same once case and width are ignored)", at: origin,
+                                       notes: [.init("first listed here", at: first.location)])
+                        continue
+                    }
+                    seen[normal] = origin
+                    out.append(keywordID(expanded, normal))
+                }
+            }
+            return out
+        }
+        let any = ids(groups.any), all = ids(groups.all), none = ids(groups.none)
+        guard ok else { return nil }
+        if any.isEmpty, all.isEmpty, none.isEmpty {
+            reader.error("empty-condition", "'keywords' lists no words", at: v)
+            return nil
+        }
+        return .keywords(any: any, all: all, none: none)
+    }
+
+    /// A word, or the words of a `$list` (located at the list's own items).
+    private func expand(_ reader: NodeReader, _ word: String, _ node: YAMLNode) -> [(String, YAMLNode)] {
+        guard word.hasPrefix("$") else { return [(word, node)] }
+        let name = String(word.dropFirst())
+        guard let list = lists[name] else {
+            let hint = Suggestion.closest(to: name, in: lists.keys.sorted()).map { "; did you mean '$\($0)'?" } ?? ""
+            let known = lists.isEmpty ? "no lists are defined; add them under 'lists:'"
+                : "lists: \(lists.keys.sorted().map { "$" + $0 }.joined(separator: ", "))"
+            reader.error("unknown-list", "unknown list '$\(name)'\(hint); \(known)", at: node)
+            return []
+        }
+        return list.items
+    }
+
+    private func keywordID(_ raw: String, _ normal: String) -> Int {
+        let key = Normalizer.hasAccent(raw) ? normal : Normalizer.foldAccents(normal) + "\u{0}f"
+        if let id = keywordIDs[key] { return id }
+        keywordTexts.append(raw)
+        keywordIDs[key] = keywordTexts.count - 1
+        return keywordTexts.count - 1
+    }
+
+    private func compilePattern(_ reader: NodeReader, _ source: String, _ node: YAMLNode) -> Int? {
+        if let id = patternIDs[source] { return id }
+        do {
+            let p = try Pattern(source, limits: patternLimits)
+            patterns.append(p)
+            patternLocations.append(node.location)
+            patternIDs[source] = patterns.count - 1
+            if p.matchesEmpty {
+                reader.warning("regex-matches-empty", "this regex matches the empty string, so it matches every message; make part of it required (use + instead of *)", at: node)
+            }
+            if p.hasNestedUnboundedQuantifier {
+                reader.warning("catastrophic-regex", "this regex nests unbounded repeats (like (a+)+), which can take exponential time on long messages; rewrite it without a repeat inside a repeat", at: node)
+            }
+            return patterns.count - 1
+        } catch {
+            reader.report(.error("invalid-regex", "invalid regular expression: \(error.message)",
+                                 at: reader.location(ofOffset: error.offset, in: node)))
+            return nil
+        }
+    }
+
+    private func anyAllNone(_ reader: NodeReader, _ v: YAMLNode, _ what: String)
+        -> (any: [(String, YAMLNode)], all: [(String, YAMLNode)], none: [(String, YAMLNode)])? {
+        guard v.mapping != nil else {
+            guard let items = reader.texts(v, what) else { return nil }
+            return (items, [], [])
+        }
+        guard let m = reader.mapping(v, what, allowed: ["any", "all", "none"]) else { return nil }
+        if m.isEmpty {
+            reader.error("empty-condition", "\(what) needs 'any', 'all' or 'none'", at: v)
+            return nil
+        }
+        var ok = true
+        func list(_ key: String) -> [(String, YAMLNode)] {
+            guard let n = m[key] else { return [] }
+            guard let items = reader.texts(n, "'\(key)'") else { ok = false; return [] }
+            return items
+        }
+        let result = (list("any"), list("all"), list("none"))
+        return ok ? result : nil
+    }
+
+    private func countRange(_ reader: NodeReader, _ v: YAMLNode, _ key: String) -> CountRange? {
+        if v.scalar != nil {
+            return reader.integer(v, "'\(key)'", in: 0...Int.max).map { CountRange(lower: $0, upper: $0) }
+        }
+        guard let m = reader.mapping(v, "'\(key)'", allowed: ["at_least", "at_most", "between"]) else { return nil }
+        var range = CountRange()
+        var ok = !m.isEmpty
+        if m.isEmpty {
+            reader.error("empty-condition", "'\(key)' needs a number, 'at_least', 'at_most' or 'between: [a, b]'", at: v)
+        }
+        if let n = m["at_least"] {
+            if let x = reader.integer(n, "'at_least'", in: 0...Int.max) { range.lower = x } else { ok = false }
+        }
+        if let n = m["at_most"] {
+            if let x = reader.integer(n, "'at_most'", in: 0...Int.max) { range.upper = x } else { ok = false }
+        }
+        if let n = m["between"] {
+            if m["at_least"] != nil || m["at_most"] != nil {
+                reader.error("conflicting-keys", "use either 'between' or 'at_least'/'at_most', not both", at: n)
+                ok = false
+            } else if let items = n.sequence, items.count == 2 {
+                let a = reader.integer(items[0], "the first bound of 'between'", in: 0...Int.max)
+                let b = reader.integer(items[1], "the second bound of 'between'", in: 0...Int.max)
+                if let a, let b {
+                    if a > b {
+                        reader.error("out-of-range", "'between: [\(a), \(b)]' is empty; write the smaller number first", at: n)
+                        ok = false
+                    } else { range = CountRange(lower: a, upper: b) }
+                } else { ok = false }
+            } else {
+                reader.error("wrong-type", "expected 'between' as a list of two numbers, like [2, 5]", at: n)
+                ok = false
+            }
+        }
+        if ok, range.isEmpty {
+            reader.error("out-of-range", "'\(key)' can never hold: at_least \(range.lower) is more than at_most \(range.upper ?? 0)", at: v)
+            ok = false
+        }
+        return ok ? range : nil
+    }
+
+    private func timeRange(_ reader: NodeReader, _ v: YAMLNode, _ key: String) -> TimeRange? {
+        if v.scalar != nil {
+            return reader.duration(v, "'\(key)'").map { TimeRange(atLeast: $0) }
+        }
+        guard let m = reader.mapping(v, "'\(key)'", allowed: ["at_least", "at_most"]) else { return nil }
+        var r = TimeRange()
+        var ok = true
+        if let n = m["at_least"] { if let d = reader.duration(n, "'at_least'") { r.atLeast = d } else { ok = false } }
+        if let n = m["at_most"] { if let d = reader.duration(n, "'at_most'") { r.atMost = d } else { ok = false } }
+        return ok ? r : nil
+    }
+
+    // MARK: Actions
+
+    func compileActions(_ reader: NodeReader, _ node: YAMLNode, captures: Set<String>, context: String) -> [Action]? {
+        let items: [YAMLNode]
+        if let seq = node.sequence { items = seq } else if node.mapping != nil { items = [node] } else {
+            reader.error("wrong-type", "expected the actions of \(context) as a list, like '- reply: \"…\"', found \(node.kindName)", at: node)
+            return nil
+        }
+        if items.isEmpty {
+            reader.error("no-actions", "\(context) has no actions; add at least one, like '- reply: \"…\"'", at: node)
+            return nil
+        }
+        let templates = TemplateParser(reader: reader, allowed: captures.union(BuiltinVariables.all), context: context)
+        var actions: [Action] = []
+        var ok = true
+        for item in items {
+            guard let pairs = item.mapping else {
+                reader.error("wrong-type", "each action is one 'key: value', like '- reply: \"…\"', found \(item.kindName)", at: item)
+                ok = false
+                continue
+            }
+            guard pairs.count == 1 else {
+                reader.error("action-shape", "each action is a separate list item with one key; start each of \(pairs.compactMap(\.key.scalar).map { "'\($0)'" }.joined(separator: ", ")) on its own '- ' line", at: item)
+                ok = false
+                continue
+            }
+            let key = pairs[0].key.scalar ?? ""
+            let v = pairs[0].value
+            guard Self.actionKeys.contains(key) else {
+                let misplaced = Self.ruleKeys.contains(key) ? "; '\(key)' is a rule option: move it out of 'then', level with 'when'" : "; actions are: \(Self.actionKeys.joined(separator: ", "))"
+                reader.error("unknown-action", "unknown action '\(key)'" + (Suggestion.closest(to: key, in: Self.actionKeys).map { "; did you mean '\($0)'?" } ?? misplaced), at: pairs[0].key)
+                ok = false
+                continue
+            }
+            if let a = compileAction(reader, key, v, templates) { actions.append(a) } else { ok = false }
+        }
+        return ok ? actions : nil
+    }
+
+    private func compileAction(_ reader: NodeReader, _ key: String, _ v: YAMLNode, _ templates: TemplateParser) -> Action? {
+        func template(_ n: YAMLNode, _ what: String) -> Template? {
+            reader.text(n, what).flatMap { templates.parse($0, n) }
+        }
+        switch key {
+        case "reply":
+            if let items = v.sequence {
+                if items.isEmpty {
+                    reader.error("no-actions", "'reply' lists no texts", at: v)
+                    return nil
+                }
+                let ts = items.compactMap { template($0, "a reply variant") }
+                return ts.count == items.count ? .reply(items.count == 1 ? .text(ts[0]) : .variants(ts)) : nil
+            }
+            if v.mapping != nil {
+                guard let m = reader.mapping(v, "'reply'", allowed: ["sequence"]),
+                      let seqNode = reader.require(m["sequence"], "sequence", in: v, "This reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
+                guard let items = seqNode.sequence, !items.isEmpty else {
+                    reader.error("wrong-type", "expected 'sequence' as a list of texts", at: seqNode)
+                    return nil
+                }
+                let ts = items.compactMap { template($0, "a sequence text") }
+                return ts.count == items.count ? .reply(.sequence(ts)) : nil
+            }
+            return template(v, "'reply'").map { .reply(.text($0)) }
+        case "system":
+            return template(v, "'system'").map(Action.system)
+        case "handoff":
+            if v.isNull { return .handoff(Handoff(reason: "")) }
+            guard let m = reader.mapping(v, "'handoff'", allowed: ["reason", "queue", "priority", "message"]) else { return nil }
+            var h = Handoff(reason: "")
+            var ok = true
+            if let n = m["reason"] { if let s = reader.text(n, "'reason'") { h.reason = s } else { ok = false } }
+            if let n = m["queue"] { if let s = reader.text(n, "'queue'") { h.queue = s } else { ok = false } }
+            if let n = m["priority"], let s = reader.text(n, "'priority'") {
+                if let p = HandoffPriority(rawValue: s) { h.priority = p } else {
+                    reader.error("invalid-value", "unknown handoff priority '\(s)'\(Suggestion.hint(for: s, in: HandoffPriority.allCases.map(\.rawValue))); use low, normal, high or urgent", at: n)
+                    ok = false
+                }
+            }
+            if let n = m["message"] { if let t = template(n, "'message'") { h.message = t } else { ok = false } }
+            return ok ? .handoff(h) : nil
+        case "tag", "untag":
+            guard let s = reader.text(v, "'\(key)'") else { return nil }
+            return key == "tag" ? .tag(s) : .untag(s)
+        case "notify":
+            if v.scalar != nil { return template(v, "'notify'").map { .notify(text: $0, queue: nil) } }
+            guard let m = reader.mapping(v, "'notify'", allowed: ["text", "queue"]),
+                  let tn = reader.require(m["text"], "text", in: v, "'notify'", example: "text: \"VIP customer waiting\""),
+                  let t = template(tn, "'text'") else { return nil }
+            let queue = m["queue"].flatMap { reader.text($0, "'queue'") }
+            return .notify(text: t, queue: queue)
+        case "set":
+            guard let pairs = v.mapping, !pairs.isEmpty else {
+                reader.error("wrong-type", "expected 'set' as a mapping of keys to values, like '{plan: premium}', found \(v.kindName)", at: v)
+                return nil
+            }
+            var entries: [MetadataEntry] = []
+            for pair in pairs {
+                guard let k = pair.key.scalar, let t = template(pair.value, "'\(k)'") else { return nil }
+                entries.append(MetadataEntry(key: k, value: t))
+            }
+            return .set(entries)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,181 @@
+public import UsherDiagnostics
+public import UsherYAML
+public import UsherText
+import Foundation
+
+/// What loading a bot or rule files produced: the rule set when there were no errors, every
+/// diagnostic (errors and lint warnings), and the text of each file read, for printing.
+public struct LoadResult: Sendable {
+    public let ruleSet: RuleSet?
+    public let diagnostics: [Diagnostic]
+    public let sources: [SourceText]
+}
+
+/// Loads bots (`bot.yaml` plus its rule files) and stand-alone rule files, validating everything
+/// that can be known before a message arrives.
+public enum RuleSetLoader {
+    /// Limits applied while loading.
+    public struct Options: Sendable {
+        public var yaml: YAMLLimits
+        public var patterns: PatternLimits
+        public init(yaml: YAMLLimits = .default, patterns: PatternLimits = .default) {
+            self.yaml = yaml
+            self.patterns = patterns
+        }
+    }
+
+    /// Loads a bot from its folder or its `bot.yaml`.
+    public static func loadBot(at path: String, options: Options = .init()) -> LoadResult {
+        loadBot(botPath: botFilePath(path), files: .disk, options: options)
+    }
+
+    /// Loads a bot from in-memory texts (tests, fuzzing): `files` maps paths to contents, and rule
+    /// paths in the bot file are resolved against it instead of the disk.
+    public static func loadBot(botPath: String, files: [String: String], options: Options = .init()) -> LoadResult {
+        loadBot(botPath: botPath, files: .memory(files), options: options)
+    }
+
+    /// Checks rule files on their own, outside any bot: everything but schedule names is checked.
+    /// The rule set carries a neutral bot (`id: check`, UTC).
+    public static func loadRuleFiles(_ paths: [String], options: Options = .init()) -> LoadResult {
+        var run = Run(files: .disk, options: options)
+        let bot = BotConfig(id: "check", name: "Check", senderId: "bot:check",
+                            timeZone: TimeZone(identifier: "UTC")!, ruleFiles: paths, path: paths.first ?? ".")
+        return run.compile(bot: bot, scheduleNames: nil)
+    }
+
+    private static func loadBot(botPath: String, files: Files, options: Options) -> LoadResult {
+        var run = Run(files: files, options: options)
+        guard let doc = run.read(botPath, bot: true) else { return run.result(nil) }
+        let reader = NodeReader(document: doc)
+        let bot = BotFileParser(reader: reader, files: files).parse()
+        run.diagnostics += reader.diagnostics
+        guard let bot else { return run.result(nil) }
+        return run.compile(bot: bot, scheduleNames: bot.schedules.map(\.name))
+    }
+
+    /// Where files come from.
+    enum Files {
+        case disk
+        case memory([String: String])
+
+        func contents(_ path: String) -> [UInt8]? {
+            switch self {
+            case .disk: FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+            case let .memory(files): files[path].map { Array($0.utf8) }
+            }
+        }
+
+        func isFile(_ path: String) -> Bool {
+            switch self {
+            case .disk:
+                var isDir: ObjCBool = false
+                return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && !isDir.boolValue
+            case let .memory(files): return files[path] != nil
+            }
+        }
+
+        /// Glob matches, sorted.
+        func glob(_ pattern: String) -> [String] {
+            switch self {
+            case .disk: return BotFileParser.diskGlob(pattern)
+            case let .memory(files): return files.keys.filter { Glob(pattern).matches($0) }.sorted()
+            }
+        }
+    }
+
+    /// One load: the files read, their fingerprint, and the diagnostics so far.
+    private struct Run {
+        let files: Files
+        let options: Options
+        var diagnostics: [Diagnostic] = []
+        var sources: [SourceText] = []
+        var hasher = FNV1a()
+
+        init(files: Files, options: Options) {
+            self.files = files
+            self.options = options
+        }
+
+        /// Reads and parses one file, recording its text; `nil` when there is nothing to use.
+        mutating func read(_ path: String, bot: Bool) -> YAMLDocument? {
+            guard let bytes = files.contents(path) else {
+                diagnostics.append(missing(path, bot: bot))
+                return nil
+            }
+            hasher.add(bytes)
+            let (doc, d) = YAMLLoader.load(path: path, bytes: bytes, limits: options.yaml)
+            diagnostics += d
+            sources.append(doc?.source ?? SourceText(
+                path: path, text: String(decoding: bytes.prefix(options.yaml.maxBytes), as: UTF8.self)))
+            return doc?.root == nil ? nil : doc
+        }
+
+        mutating func compile(bot: BotConfig, scheduleNames: [String]?) -> LoadResult {
+            let compiler = RuleCompiler(scheduleNames: scheduleNames, patternLimits: options.patterns)
+            var tops: [(NodeReader, [String: YAMLNode])] = []
+            for path in bot.ruleFiles {
+                guard let doc = read(path, bot: false) else { continue }
+                let reader = NodeReader(document: doc)
+                if let top = compiler.collectLists(reader) { tops.append((reader, top)) } else { diagnostics += reader.diagnostics }
+            }
+            // Lists are bot-wide, so rules compile only once every file's lists are known.
+            for (reader, top) in tops {
+                compiler.compileRules(reader, top: top)
+                diagnostics += reader.diagnostics
+            }
+            guard !diagnostics.hasErrors else { return result(nil) }
+            let ruleSet = RuleSet(bot: bot, rules: compiler.rules, fallback: compiler.fallback,
+                                  fallbackLocation: compiler.fallbackLocation,
+                                  keywords: KeywordIndex(keywords: compiler.keywordTexts),
+                                  patterns: compiler.patterns, patternLocations: compiler.patternLocations,
+                                  version: hasher.hex, sources: sources)
+            diagnostics += RuleLinter(ruleSet: ruleSet).lint()
+            return result(ruleSet)
+        }
+
+        func result(_ ruleSet: RuleSet?) -> LoadResult {
+            LoadResult(ruleSet: ruleSet, diagnostics: diagnostics, sources: sources)
+        }
+    }
+
+    /// `bots/support` → `bots/support/bot.yaml`; a file path is returned as is.
+    public static func botFilePath(_ path: String) -> String {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
+            return (path.hasSuffix("/") ? String(path.dropLast()) : path) + "/bot.yaml"
+        }
+        return path
+    }
+
+    /// Whether a YAML file is a bot file (its top level has `bot:`) rather than a rule file.
+    public static func isBotFile(_ path: String) -> Bool {
+        if (path as NSString).lastPathComponent == "bot.yaml" { return true }
+        guard let data = FileManager.default.contents(atPath: path),
+              let text = String(data: data.prefix(64 * 1024), encoding: .utf8) else { return false }
+        return text.split(separator: "\n").contains { $0.hasPrefix("bot:") }
+    }
+
+    private static func missing(_ path: String, bot: Bool) -> Diagnostic {
+        var isDir: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDir)
+        let message = exists
+            ? "cannot read '\(path)'; check its permissions"
+            : bot ? "no bot file at '\(path)'; a bot is a folder with a bot.yaml (see bots/support)"
+                  : "no such file '\(path)'"
+        return .error("unreadable-file", message, at: SourceLocation(file: path, line: 1, column: 1))
+    }
+}
+
+/// FNV-1a, 64-bit: a stable, fast fingerprint of the loaded files (the rule-set version).
+struct FNV1a {
+    private var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    mutating func add(_ bytes: [UInt8]) {
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        h = (h ^ 0xFF) &* 0x0000_0100_0000_01B3
+    }
+    var hex: String {
+        let s = String(h, radix: 16)
+        return String((String(repeating: "0", count: 16 - s.count) + s).prefix(12))
+    }
+}

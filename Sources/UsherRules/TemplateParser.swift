@@ -1,0 +1,54 @@
+import UsherDiagnostics
+import UsherYAML
+
+/// Template variables every rule may use, besides its own regex captures.
+public enum BuiltinVariables {
+    public static let all: Set<String> = [
+        "customer.name", "customer.id", "conversation.id", "conversation.customer_messages",
+        "conversation.bot_replies", "conversation.channel", "conversation.locale", "bot.name", "bot.id",
+    ]
+
+    /// `metadata.<key>` reads a value written by a `set` action.
+    public static func isMetadata(_ name: String) -> Bool { name.hasPrefix("metadata.") && name.count > 9 }
+}
+
+/// Parses a template in a YAML scalar and checks that each variable can be set.
+struct TemplateParser {
+    let reader: NodeReader
+    /// Variables that can be set here: built-ins plus the rule's regex captures.
+    let allowed: Set<String>
+    /// "rule 'refund'", for messages.
+    let context: String
+
+    func parse(_ text: String, _ node: YAMLNode) -> Template? {
+        switch Template.parse(text) {
+        case let .failure(e):
+            reader.report(.error("invalid-template", e.message, at: reader.location(ofOffset: e.offset, in: node)))
+            return nil
+        case let .success(t):
+            var ok = true
+            var offset = 0
+            for part in t.parts {
+                switch part {
+                case let .literal(s):
+                    offset += s.unicodeScalars.count
+                case let .variable(name, fallback):
+                    if !allowed.contains(name), !BuiltinVariables.isMetadata(name) {
+                        let captures = allowed.subtracting(BuiltinVariables.all).sorted()
+                        let why = captures.isEmpty
+                            ? "\(context) has no regex with named groups"
+                            : "\(context) can capture only \(captures.map { "'\($0)'" }.joined(separator: ", "))"
+                        let hint = Suggestion.closest(to: name, in: allowed).map { "; did you mean '\($0)'?" }
+                            ?? "; name a group in the rule's regex, like (?<\(name)>…)"
+                        reader.report(.error("unknown-template-variable",
+                                             "template variable '\(name)' can never be set: \(why)\(hint)",
+                                             at: reader.location(ofOffset: offset + 2, in: node)))
+                        ok = false
+                    }
+                    offset += 4 + name.unicodeScalars.count + (fallback.map { $0.unicodeScalars.count + 1 } ?? 0)
+                }
+            }
+            return ok ? t : nil
+        }
+    }
+}

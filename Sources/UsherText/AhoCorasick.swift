@@ -1,0 +1,241 @@
+/// An Aho-Corasick automaton over bytes: finds every occurrence of every pattern in one pass, at a
+/// cost that depends on the text and the number of hits, not on the number of patterns.
+///
+/// Bytes are mapped to equivalence classes first (bytes no pattern contains share class 0), which
+/// keeps rows short. States are numbered breadth-first; the shallow ones — where a scan spends
+/// almost all of its time — get a full row of resolved transitions (a DFA), the deeper ones keep
+/// only their own edges and a failure link. Everything lives in one `[Int32]` so the scan loop
+/// touches a single buffer.
+struct AhoCorasick: Sendable {
+    /// Offsets of the sections of `table`.
+    private struct Layout: Sendable {
+        var classOf = 0        // 256 entries: byte → class
+        var dense = 0          // denseCount × classCount: resolved transitions of shallow states
+        var sparseStart = 0    // (stateCount − denseCount + 1) entries into the edge sections
+        var edgeClass = 0
+        var edgeTarget = 0
+        var fail = 0           // stateCount entries
+        var report = 0         // stateCount entries: the nearest state on the failure chain (itself
+                               // included) where a pattern ends, or −1
+        var outputStart = 0    // stateCount + 1 entries into `outputs`
+        var outputs = 0        // pattern numbers, grouped by the state where they end
+    }
+
+    private let table: [Int32]
+    private let layout: Layout
+    private let classCount: Int
+    private let denseCount: Int
+    /// The length in bytes of each pattern, by pattern number.
+    let patternLengths: [Int]
+    /// True when every pattern is empty, so nothing can ever match.
+    let isEmpty: Bool
+
+    /// The number of table entries the shallow dense rows may use (1 MiB).
+    private static let denseBudget = 1 << 18
+
+    /// Builds the automaton. Empty patterns never match. With `asciiCaseInsensitive`, ASCII
+    /// letters match either case, in the patterns and in the text.
+    init(patterns: [[UInt8]], asciiCaseInsensitive: Bool = false) {
+        patternLengths = patterns.map(\.count)
+
+        // Byte classes.
+        var classOf = [Int32](repeating: 0, count: 256)
+        var classCount: Int32 = 1
+        for pattern in patterns {
+            for byte in pattern where classOf[Int(byte)] == 0 {
+                let isLetter = asciiCaseInsensitive && (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A
+                if isLetter {
+                    classOf[Int(byte | 0x20)] = classCount
+                    classOf[Int(byte & ~0x20)] = classCount
+                } else {
+                    classOf[Int(byte)] = classCount
+                }
+                classCount += 1
+            }
+        }
+        self.classCount = Int(classCount)
+
+        // The trie, in insertion order.
+        var children: [[(cls: Int32, target: Int32)]] = [[]]
+        var own: [[Int32]] = [[]]
+        for (number, pattern) in patterns.enumerated() where !pattern.isEmpty {
+            var state = 0
+            for byte in pattern {
+                let cls = classOf[Int(byte)]
+                if let edge = children[state].first(where: { $0.cls == cls }) {
+                    state = Int(edge.target)
+                } else {
+                    let target = Int32(children.count)
+                    children[state].append((cls, target))
+                    children.append([])
+                    own.append([])
+                    state = Int(target)
+                }
+            }
+            own[state].append(Int32(number))
+        }
+        isEmpty = children.count == 1
+
+        // Breadth-first renumbering, so depth only grows with the state number.
+        var order = [0]
+        var depthOf = [Int32](repeating: 0, count: children.count)
+        var head = 0
+        while head < order.count {
+            let state = order[head]
+            head += 1
+            for edge in children[state].sorted(by: { $0.cls < $1.cls }) {
+                depthOf[Int(edge.target)] = depthOf[state] + 1
+                order.append(Int(edge.target))
+            }
+        }
+        var renumber = [Int32](repeating: 0, count: children.count)
+        for (new, old) in order.enumerated() { renumber[old] = Int32(new) }
+        let stateCount = order.count
+        var edges = [[(cls: Int32, target: Int32)]](repeating: [], count: stateCount)
+        var ends = [[Int32]](repeating: [], count: stateCount)
+        var depth = [Int32](repeating: 0, count: stateCount)
+        for (new, old) in order.enumerated() {
+            edges[new] = children[old].map { ($0.cls, renumber[Int($0.target)]) }.sorted { $0.cls < $1.cls }
+            ends[new] = own[old]
+            depth[new] = depthOf[old]
+        }
+
+        func child(_ state: Int, _ cls: Int32) -> Int32? {
+            edges[state].first(where: { $0.cls == cls })?.target
+        }
+
+        // Failure links and report links, breadth-first.
+        var fail = [Int32](repeating: 0, count: stateCount)
+        var report = [Int32](repeating: -1, count: stateCount)
+        for state in 0..<stateCount {
+            if state != 0 {
+                report[state] = ends[state].isEmpty ? report[Int(fail[state])] : Int32(state)
+            }
+            for edge in edges[state] {
+                var link: Int32 = 0
+                if state != 0 {
+                    var candidate = Int(fail[state])
+                    while true {
+                        if let next = child(candidate, edge.cls) { link = next; break }
+                        if candidate == 0 { break }
+                        candidate = Int(fail[candidate])
+                    }
+                }
+                fail[Int(edge.target)] = link
+            }
+        }
+
+        // The deepest level whose states all fit the dense budget.
+        var denseCount = 1
+        var level: Int32 = 1
+        while denseCount < stateCount {
+            var end = denseCount
+            while end < stateCount && depth[end] == level { end += 1 }
+            if end * Int(classCount) > Self.denseBudget { break }
+            denseCount = end
+            level += 1
+        }
+        self.denseCount = denseCount
+
+        var dense = [Int32](repeating: 0, count: denseCount * Int(classCount))
+        for state in 0..<denseCount {
+            let row = state * Int(classCount)
+            let failRow = Int(fail[state]) * Int(classCount)
+            for cls in 0..<Int(classCount) {
+                if let next = child(state, Int32(cls)) {
+                    dense[row + cls] = next
+                } else if state != 0 {
+                    dense[row + cls] = dense[failRow + cls]
+                }
+            }
+        }
+
+        var sparseStart: [Int32] = []
+        var edgeClass: [Int32] = []
+        var edgeTarget: [Int32] = []
+        for state in denseCount..<stateCount {
+            sparseStart.append(Int32(edgeClass.count))
+            for edge in edges[state] {
+                edgeClass.append(edge.cls)
+                edgeTarget.append(edge.target)
+            }
+        }
+        sparseStart.append(Int32(edgeClass.count))
+
+        var outputStart: [Int32] = []
+        var outputs: [Int32] = []
+        for state in 0..<stateCount {
+            outputStart.append(Int32(outputs.count))
+            outputs.append(contentsOf: ends[state])
+        }
+        outputStart.append(Int32(outputs.count))
+
+        var layout = Layout()
+        var table: [Int32] = []
+        func section(_ values: [Int32]) -> Int {
+            defer { table.append(contentsOf: values) }
+            return table.count
+        }
+        layout.classOf = section(classOf)
+        layout.dense = section(dense)
+        layout.sparseStart = section(sparseStart)
+        layout.edgeClass = section(edgeClass)
+        layout.edgeTarget = section(edgeTarget)
+        layout.fail = section(fail)
+        layout.report = section(report)
+        layout.outputStart = section(outputStart)
+        layout.outputs = section(outputs)
+        self.table = table
+        self.layout = layout
+    }
+
+    /// Calls `body(pattern, start, end)` for every occurrence of every pattern in `text`, in order of
+    /// `end`; `start..<end` are byte offsets. Overlapping occurrences are all reported.
+    func forEachMatch(in text: UnsafeBufferPointer<UInt8>, _ body: (_ pattern: Int, _ start: Int, _ end: Int) -> Void) {
+        if isEmpty { return }
+        table.withUnsafeBufferPointer { t in
+            let classOf = t.baseAddress! + layout.classOf
+            let dense = t.baseAddress! + layout.dense
+            let sparseStart = t.baseAddress! + layout.sparseStart
+            let edgeClass = t.baseAddress! + layout.edgeClass
+            let edgeTarget = t.baseAddress! + layout.edgeTarget
+            let fail = t.baseAddress! + layout.fail
+            let report = t.baseAddress! + layout.report
+            let outputStart = t.baseAddress! + layout.outputStart
+            let outputs = t.baseAddress! + layout.outputs
+            let classCount = self.classCount
+            let denseCount = self.denseCount
+
+            var state = 0
+            for index in 0..<text.count {
+                let cls = Int(classOf[Int(text[index])])
+                if cls == 0 {
+                    state = 0
+                    continue
+                }
+                var current = state
+                while current >= denseCount {
+                    let sparse = current - denseCount
+                    var edge = Int(sparseStart[sparse])
+                    let last = Int(sparseStart[sparse + 1])
+                    while edge < last && Int(edgeClass[edge]) != cls { edge += 1 }
+                    if edge < last {
+                        current = -1 - Int(edgeTarget[edge])  // found: encode to leave the loop
+                        break
+                    }
+                    current = Int(fail[current])
+                }
+                state = current < 0 ? -1 - current : Int(dense[current * classCount + cls])
+
+                var hit = Int(report[state])
+                while hit >= 0 {
+                    for output in Int(outputStart[hit])..<Int(outputStart[hit + 1]) {
+                        let pattern = Int(outputs[output])
+                        body(pattern, index + 1 - patternLengths[pattern], index + 1)
+                    }
+                    hit = Int(report[Int(fail[hit])])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+extension String {
+    /// Runs `body` over the string's UTF-8 bytes, without a copy when the storage is contiguous.
+    func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// True when every byte is below 0x80.
+    var isASCII: Bool {
+        let raw = UnsafeRawBufferPointer(self)
+        var index = 0
+        while index + 8 <= count {
+            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
+                return false
+            }
+            index += 8
+        }
+        while index < count {
+            if self[index] >= 0x80 { return false }
+            index += 1
+        }
+        return true
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import UsherEngine
+import UsherRules
+
+/// The text of `usher explain`: the situation, every rule's verdict, the effects.
+struct ExplainReport {
+    let ruleSet: RuleSet
+    let decision: Decision
+    let text: String
+    let now: Date
+    let colour: Bool
+
+    func render() -> String {
+        let s = decision.state
+        let bot = ruleSet.bot
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = bot.timeZone
+        f.dateFormat = "EEE yyyy-MM-dd HH:mm"
+        var out = "\(bold(bot.id)) (rule set \(decision.ruleSetVersion), \(ruleSet.rules.count) rules)\n"
+        out += "message: \"\(text)\"\n"
+        out += "context: customer message \(s.customerMessages) of the session, \(f.string(from: now)) \(bot.timeZone.identifier), owner \(ownerBefore)\n\n"
+
+        let width = min(28, (decision.trace ?? []).map(\.rule.count).max() ?? 4)
+        for t in decision.trace ?? [] {
+            let (mark, why): (String, String) = switch t.verdict {
+            case .fired: (paint("✓", "32"), paint("fired", "32"))
+            case let .notMatched(r): (dim("·"), r)
+            case let .blocked(r): (paint("✗", "33"), r)
+            case .disabled: (dim("·"), "disabled (enabled: false)")
+            case let .notReached(r): (dim("·"), dim("not reached: \(r)"))
+            }
+            out += "  \(mark) \(t.rule.padding(width)) \(dim("priority " + String(t.priority).padding(4))) \(why)\n"
+        }
+        if ruleSet.fallback != nil {
+            let used = decision.outcome == .fallback
+            out += "  \(used ? paint("✓", "32") : dim("·")) \("fallback".padding(width)) \(dim("         ")) \(used ? paint("used: no rule fired", "32") : dim("not used"))\n"
+        }
+        out += "\n"
+        switch decision.outcome {
+        case let .silent(owner):
+            out += "The bot stays silent: the conversation is owned by \(owner == .agent ? "an agent" : "the agent queue (waiting)").\n"
+        case .noMatch:
+            out += "No rule fired and the bot has no fallback: the bot says nothing.\n"
+        case let .ignored(why):
+            out += "Ignored: \(why).\n"
+        case .takeover:
+            out += "An agent took over.\n"
+        case .fired, .fallback:
+            out += "Effects:\n"
+            for e in decision.effects { out += "  " + Self.describe(e) + "\n" }
+        }
+        for e in decision.events {
+            switch e {
+            case let .regexLimit(rule, pattern, limit):
+                out += paint("warning: ", "33") + "regex '\(pattern)' of rule '\(rule)' hit its \(limit); counted as no match\n"
+            case let .truncated(bytes):
+                out += paint("note: ", "36") + "the message (\(bytes) bytes) was truncated for matching\n"
+            }
+        }
+        out += "\nstate after: customer_messages \(s.customerMessages), bot_replies \(s.botReplies), fallbacks_in_a_row \(s.fallbacksInARow), owner \(s.owner.rawValue)"
+        if !s.tags.isEmpty { out += ", tags [\(s.tags.joined(separator: ", "))]" }
+        return out + "\n"
+    }
+
+    private var ownerBefore: String {
+        if case let .silent(o) = decision.outcome { return o.rawValue }
+        return decision.effects.contains { if case .handoff = $0 { true } else { false } } ? "bot" : decision.state.owner.rawValue
+    }
+
+    static func describe(_ e: Effect) -> String {
+        switch e {
+        case let .reply(t, r): "reply    \"\(t)\"  (\(r))"
+        case let .system(t, r): "system   \"\(t)\"  (\(r))"
+        case let .handoff(reason, q, p, _): "handoff  reason \(reason), queue \(q), priority \(p.rawValue)"
+        case let .notify(t, q, _, _): "notify   \(q): \"\(t)\""
+        case let .tag(t): "tag      \(t)"
+        case let .untag(t): "untag    \(t)"
+        case let .set(k, v): "set      \(k) = \"\(v)\""
+        }
+    }
+
+    private func paint(_ s: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+    private func dim(_ s: String) -> String { paint(s, "2") }
+    private func bold(_ s: String) -> String { paint(s, "1") }
+}
+
+/// `--format json` of explain: a stable shape for tools.
+enum DecisionJSON {
+    static func object(_ d: Decision) -> [String: Any] {
+        var o: [String: Any] = ["rule_set_version": d.ruleSetVersion, "fired": d.firedRules]
+        o["outcome"] = switch d.outcome {
+        case .ignored: "ignored"
+        case .takeover: "takeover"
+        case .silent: "silent"
+        case .fired: "fired"
+        case .fallback: "fallback"
+        case .noMatch: "no_match"
+        }
+        o["effects"] = d.effects.map(effect)
+        o["trace"] = (d.trace ?? []).map { t -> [String: Any] in
+            var j: [String: Any] = ["rule": t.rule, "priority": t.priority]
+            switch t.verdict {
+            case .fired: j["verdict"] = "fired"
+            case let .notMatched(r): j["verdict"] = "not_matched"; j["reason"] = r
+            case let .blocked(r): j["verdict"] = "blocked"; j["reason"] = r
+            case .disabled: j["verdict"] = "disabled"
+            case let .notReached(r): j["verdict"] = "not_reached"; j["reason"] = r
+            }
+            return j
+        }
+        let s = d.state
+        o["state"] = ["owner": s.owner.rawValue, "customer_messages": s.customerMessages, "bot_replies": s.botReplies,
+                      "fallbacks_in_a_row": s.fallbacksInARow, "tags": s.tags, "metadata": s.metadata] as [String: Any]
+        return o
+    }
+
+    static func effect(_ e: Effect) -> [String: Any] {
+        switch e {
+        case let .reply(t, r): ["type": "reply", "text": t, "rule": r]
+        case let .system(t, r): ["type": "system", "text": t, "rule": r]
+        case let .handoff(reason, q, p, r): ["type": "handoff", "reason": reason, "queue": q, "priority": p.rawValue, "rule": r]
+        case let .notify(t, q, reason, r): ["type": "notify", "text": t, "queue": q, "reason": reason, "rule": r]
+        case let .tag(t): ["type": "tag", "tag": t]
+        case let .untag(t): ["type": "untag", "tag": t]
+        case let .set(k, v): ["type": "set", "key": k, "value": v]
+        }
+    }
+
+    static func render(_ d: Decision, ruleSet: RuleSet, text: String) -> String {
+        var o = object(d)
+        o["bot"] = ruleSet.bot.id
+        o["text"] = text
+        let data = try! JSONSerialization.data(withJSONObject: o, options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+}
