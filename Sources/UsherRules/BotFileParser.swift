@@ -21,7 +21,7 @@ struct BotFileParser {
         var ok = true
 
         var id = "bot"
-        if let node = reader.require(m["bot"], "bot", in: root, "The bot file", example: "bot: support"),
+        if let node = reader.require(m["bot"], "bot", in: root, "the bot file", example: "bot: support"),
            let s = reader.text(node, "'bot'") {
             if Self.isValidID(s) { id = s } else {
                 reader.error("invalid-id", "'\(s)' is not a valid bot id; use lowercase letters, digits and '-', like 'support'", at: node)
@@ -44,7 +44,7 @@ struct BotFileParser {
         }
 
         var ruleFiles: [String] = []
-        if let node = reader.require(m["rules"], "rules", in: root, "The bot file", example: "rules: [rules.yaml]"),
+        if let node = reader.require(m["rules"], "rules", in: root, "the bot file", example: "rules: [rules.yaml]"),
            let items = reader.texts(node, "'rules'") {
             if items.isEmpty {
                 reader.error("missing-rules", "'rules' lists no files; name at least one rule file, like 'rules.yaml'", at: node)

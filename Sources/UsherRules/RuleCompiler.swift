@@ -44,11 +44,11 @@ final class RuleCompiler {
     func collectLists(_ reader: NodeReader) -> [String: YAMLNode]? {
         guard let root = reader.document.root else { return nil }
         guard let top = reader.mapping(root, "a rule file", allowed: Self.fileKeys) else { return nil }
-        if let v = reader.require(top["version"], "version", in: root, "A rule file", example: "version: 1"),
+        if let v = reader.require(top["version"], "version", in: root, "a rule file", example: "version: 1"),
            let s = reader.text(v, "'version'"), s != "1" {
             reader.error("unsupported-version", "this Usher understands rule files of version 1, found '\(s)'; write 'version: 1'", at: v)
         }
-        if top["rules"] == nil, top["fallback"] == nil, top["lists"] == nil {
+        if top["rules"] == nil, top["fallback"] == nil, top["lists"] == nil, top.count == root.mapping?.count {
             reader.error("missing-key", "a rule file needs 'rules', 'lists' or 'fallback'; add 'rules:' followed by a list of rules", at: root)
         }
         if let node = top["lists"] {
@@ -100,7 +100,7 @@ final class RuleCompiler {
 
     private func compileRule(_ reader: NodeReader, _ node: YAMLNode) {
         guard let m = reader.mapping(node, "a rule", allowed: Self.ruleKeys) else { return }
-        guard let idNode = reader.require(m["id"], "id", in: node, "This rule", example: "id: refund"),
+        guard let idNode = reader.require(m["id"], "id", in: node, "this rule", example: "id: refund"),
               let id = reader.text(idNode, "'id'") else { return }
         var ok = true
         if !BotFileParser.isValidID(id.replacingOccurrences(of: "_", with: "-")) {
@@ -150,7 +150,8 @@ final class RuleCompiler {
             reader.error("no-actions", "\(context) has no actions; add 'then:' with at least one action, like '- reply: \"…\"'", at: idNode)
             return
         }
-        let allowed = captures.union(BuiltinVariables.all)
+        // When `when` did not compile its captures are unknown: do not guess at template variables.
+        let allowed: Set<String>? = m["when"] != nil && when == nil ? nil : captures.union(BuiltinVariables.all)
         guard var actions = compileActions(reader, thenNode, captures: allowed, context: context), ok,
               let priority else { return }
         actions = Self.defaultingHandoffReason(actions, to: id)
@@ -273,6 +274,7 @@ final class RuleCompiler {
             groups = (items, [], [])
         }
         var ok = true
+        let errorsBefore = reader.diagnostics.count
         func ids(_ items: [(String, YAMLNode)]) -> [Int] {
             var out: [Int] = []
             var seen: [String: YAMLNode] = [:]
@@ -296,7 +298,7 @@ final class RuleCompiler {
             return out
         }
         let any = ids(groups.any), all = ids(groups.all), none = ids(groups.none)
-        guard ok else { return nil }
+        guard ok, reader.diagnostics.count == errorsBefore else { return nil }
         if any.isEmpty, all.isEmpty, none.isEmpty {
             reader.error("empty-condition", "'keywords' lists no words", at: v)
             return nil
@@ -310,9 +312,9 @@ final class RuleCompiler {
         let name = String(word.dropFirst())
         guard let list = lists[name] else {
             let hint = Suggestion.closest(to: name, in: lists.keys.sorted()).map { "; did you mean '$\($0)'?" } ?? ""
-            let known = lists.isEmpty ? "no lists are defined; add them under 'lists:'"
-                : "lists: \(lists.keys.sorted().map { "$" + $0 }.joined(separator: ", "))"
-            reader.error("unknown-list", "unknown list '$\(name)'\(hint); \(known)", at: node)
+            let known = lists.isEmpty ? "; no lists are defined: add them under 'lists:'"
+                : hint.isEmpty ? "; the lists are \(lists.keys.sorted().map { "$" + $0 }.joined(separator: ", "))" : ""
+            reader.error("unknown-list", "unknown list '$\(name)'\(hint)\(known)", at: node)
             return []
         }
         return list.items
@@ -354,11 +356,11 @@ final class RuleCompiler {
             return (items, [], [])
         }
         guard let m = reader.mapping(v, what, allowed: ["any", "all", "none"]) else { return nil }
-        if m.isEmpty {
+        if m.isEmpty, v.mapping?.isEmpty == true {
             reader.error("empty-condition", "\(what) needs 'any', 'all' or 'none'", at: v)
             return nil
         }
-        var ok = true
+        var ok = !m.isEmpty
         func list(_ key: String) -> [(String, YAMLNode)] {
             guard let n = m[key] else { return [] }
             guard let items = reader.texts(n, "'\(key)'") else { ok = false; return [] }
@@ -423,7 +425,7 @@ final class RuleCompiler {
 
     // MARK: Actions
 
-    func compileActions(_ reader: NodeReader, _ node: YAMLNode, captures: Set<String>, context: String) -> [Action]? {
+    func compileActions(_ reader: NodeReader, _ node: YAMLNode, captures: Set<String>?, context: String) -> [Action]? {
         let items: [YAMLNode]
         if let seq = node.sequence { items = seq } else if node.mapping != nil { items = [node] } else {
             reader.error("wrong-type", "expected the actions of \(context) as a list, like '- reply: \"…\"', found \(node.kindName)", at: node)
@@ -433,7 +435,7 @@ final class RuleCompiler {
             reader.error("no-actions", "\(context) has no actions; add at least one, like '- reply: \"…\"'", at: node)
             return nil
         }
-        let templates = TemplateParser(reader: reader, allowed: captures.union(BuiltinVariables.all), context: context)
+        let templates = TemplateParser(reader: reader, allowed: captures.map { $0.union(BuiltinVariables.all) }, context: context)
         var actions: [Action] = []
         var ok = true
         for item in items {
@@ -476,7 +478,7 @@ final class RuleCompiler {
             }
             if v.mapping != nil {
                 guard let m = reader.mapping(v, "'reply'", allowed: ["sequence"]),
-                      let seqNode = reader.require(m["sequence"], "sequence", in: v, "This reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
+                      let seqNode = reader.require(m["sequence"], "sequence", in: v, "this reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
                 guard let items = seqNode.sequence, !items.isEmpty else {
                     reader.error("wrong-type", "expected 'sequence' as a list of texts", at: seqNode)
                     return nil

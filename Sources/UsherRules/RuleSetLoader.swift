@@ -108,6 +108,9 @@ public enum RuleSetLoader {
             diagnostics += d
             sources.append(doc?.source ?? SourceText(
                 path: path, text: String(decoding: bytes.prefix(options.yaml.maxBytes), as: UTF8.self)))
+            // An alias stands in the tree as an empty value and a too-deep file is cut short:
+            // checking their meaning would only report the same mistake again in other words.
+            if d.contains(where: { $0.code == "alias" || $0.code == "too-deep" }) { return nil }
             return doc?.root == nil ? nil : doc
         }
 

@@ -15,8 +15,9 @@ public enum BuiltinVariables {
 /// Parses a template in a YAML scalar and checks that each variable can be set.
 struct TemplateParser {
     let reader: NodeReader
-    /// Variables that can be set here: built-ins plus the rule's regex captures.
-    let allowed: Set<String>
+    /// Variables that can be set here: built-ins plus the rule's regex captures; `nil` when they
+    /// are unknown (the rule's condition has errors), and then variables are not checked.
+    let allowed: Set<String>?
     /// "rule 'refund'", for messages.
     let context: String
 
@@ -33,7 +34,7 @@ struct TemplateParser {
                 case let .literal(s):
                     offset += s.unicodeScalars.count
                 case let .variable(name, fallback):
-                    if !allowed.contains(name), !BuiltinVariables.isMetadata(name) {
+                    if let allowed, !allowed.contains(name), !BuiltinVariables.isMetadata(name) {
                         let captures = allowed.subtracting(BuiltinVariables.all).sorted()
                         let why = captures.isEmpty
                             ? "\(context) has no regex with named groups"

@@ -4,27 +4,35 @@
 /// Bytes are mapped to equivalence classes first (bytes no pattern contains share class 0), which
 /// keeps rows short. States are numbered breadth-first; the shallow ones — where a scan spends
 /// almost all of its time — get a full row of resolved transitions (a DFA), the deeper ones keep
-/// only their own edges and a failure link. Everything lives in one `[Int32]` so the scan loop
-/// touches a single buffer.
+/// only their own edges and a failure link. Transitions hold a *reference* rather than a state
+/// number: a dense state's row offset, or `sparseBase` plus a sparse state's index, with the top
+/// bit set when a pattern ends in the target. The scan's critical path is then one load per byte.
+/// Everything lives in one `[Int32]`.
 struct AhoCorasick: Sendable {
     /// Offsets of the sections of `table`.
     private struct Layout: Sendable {
         var classOf = 0        // 256 entries: byte → class
-        var dense = 0          // denseCount × classCount: resolved transitions of shallow states
-        var sparseStart = 0    // (stateCount − denseCount + 1) entries into the edge sections
+        var dense = 0          // denseCount × classCount references: the shallow states' rows
+        var sparseStart = 0    // sparseCount + 1 entries into the edge sections
         var edgeClass = 0
-        var edgeTarget = 0
-        var fail = 0           // stateCount entries
+        var edgeTarget = 0     // references
+        var sparseFail = 0     // sparseCount references (without the report bit)
+        var stateFail = 0      // stateCount state numbers, for reporting
         var report = 0         // stateCount entries: the nearest state on the failure chain (itself
                                // included) where a pattern ends, or −1
         var outputStart = 0    // stateCount + 1 entries into `outputs`
         var outputs = 0        // pattern numbers, grouped by the state where they end
     }
 
+    /// The bit of a reference that says a pattern ends in its state.
+    private static let reportBit: Int32 = 1 << 30
+
     private let table: [Int32]
     private let layout: Layout
     private let classCount: Int
     private let denseCount: Int
+    /// References at or above this are sparse states.
+    private let sparseBase: Int32
     /// The length in bytes of each pattern, by pattern number.
     let patternLengths: [Int]
     /// True when every pattern is empty, so nothing can ever match.
@@ -136,6 +144,12 @@ struct AhoCorasick: Sendable {
             level += 1
         }
         self.denseCount = denseCount
+        let sparseBase = Int32(denseCount) * classCount
+        self.sparseBase = sparseBase
+        func reference(_ state: Int32, withReport: Bool = true) -> Int32 {
+            let base = state < Int32(denseCount) ? state * classCount : sparseBase + state - Int32(denseCount)
+            return withReport && report[Int(state)] >= 0 ? base | Self.reportBit : base
+        }
 
         var dense = [Int32](repeating: 0, count: denseCount * Int(classCount))
         for state in 0..<denseCount {
@@ -143,7 +157,7 @@ struct AhoCorasick: Sendable {
             let failRow = Int(fail[state]) * Int(classCount)
             for cls in 0..<Int(classCount) {
                 if let next = child(state, Int32(cls)) {
-                    dense[row + cls] = next
+                    dense[row + cls] = reference(next)
                 } else if state != 0 {
                     dense[row + cls] = dense[failRow + cls]
                 }
@@ -153,11 +167,13 @@ struct AhoCorasick: Sendable {
         var sparseStart: [Int32] = []
         var edgeClass: [Int32] = []
         var edgeTarget: [Int32] = []
+        var sparseFail: [Int32] = []
         for state in denseCount..<stateCount {
             sparseStart.append(Int32(edgeClass.count))
+            sparseFail.append(reference(fail[state], withReport: false))
             for edge in edges[state] {
                 edgeClass.append(edge.cls)
-                edgeTarget.append(edge.target)
+                edgeTarget.append(reference(edge.target))
             }
         }
         sparseStart.append(Int32(edgeClass.count))
@@ -181,7 +197,8 @@ struct AhoCorasick: Sendable {
         layout.sparseStart = section(sparseStart)
         layout.edgeClass = section(edgeClass)
         layout.edgeTarget = section(edgeTarget)
-        layout.fail = section(fail)
+        layout.sparseFail = section(sparseFail)
+        layout.stateFail = section(fail)
         layout.report = section(report)
         layout.outputStart = section(outputStart)
         layout.outputs = section(outputs)
@@ -192,50 +209,67 @@ struct AhoCorasick: Sendable {
     /// Calls `body(pattern, start, end)` for every occurrence of every pattern in `text`, in order of
     /// `end`; `start..<end` are byte offsets. Overlapping occurrences are all reported.
     func forEachMatch(in text: UnsafeBufferPointer<UInt8>, _ body: (_ pattern: Int, _ start: Int, _ end: Int) -> Void) {
-        if isEmpty { return }
-        table.withUnsafeBufferPointer { t in
-            let classOf = t.baseAddress! + layout.classOf
-            let dense = t.baseAddress! + layout.dense
-            let sparseStart = t.baseAddress! + layout.sparseStart
-            let edgeClass = t.baseAddress! + layout.edgeClass
-            let edgeTarget = t.baseAddress! + layout.edgeTarget
-            let fail = t.baseAddress! + layout.fail
-            let report = t.baseAddress! + layout.report
-            let outputStart = t.baseAddress! + layout.outputStart
-            let outputs = t.baseAddress! + layout.outputs
-            let classCount = self.classCount
-            let denseCount = self.denseCount
-
-            var state = 0
+        if isEmpty || text.isEmpty { return }
+        table.withUnsafeBufferPointer { table in
+            let base = table.baseAddress!
+            let classOf = base + layout.classOf
+            let dense = base + layout.dense
+            let sparseBase = self.sparseBase
+            let input = text.baseAddress!
+            var reference: Int32 = 0
             for index in 0..<text.count {
-                let cls = Int(classOf[Int(text[index])])
-                if cls == 0 {
-                    state = 0
-                    continue
+                let cls = classOf[Int(input[index])]
+                var next = reference < sparseBase
+                    ? dense[Int(reference &+ cls)]
+                    : sparseStep(from: reference, cls, in: base)
+                if next & Self.reportBit != 0 {
+                    next &= ~Self.reportBit
+                    report(reference: next, end: index + 1, in: base, body)
                 }
-                var current = state
-                while current >= denseCount {
-                    let sparse = current - denseCount
-                    var edge = Int(sparseStart[sparse])
-                    let last = Int(sparseStart[sparse + 1])
-                    while edge < last && Int(edgeClass[edge]) != cls { edge += 1 }
-                    if edge < last {
-                        current = -1 - Int(edgeTarget[edge])  // found: encode to leave the loop
-                        break
-                    }
-                    current = Int(fail[current])
-                }
-                state = current < 0 ? -1 - current : Int(dense[current * classCount + cls])
-
-                var hit = Int(report[state])
-                while hit >= 0 {
-                    for output in Int(outputStart[hit])..<Int(outputStart[hit + 1]) {
-                        let pattern = Int(outputs[output])
-                        body(pattern, index + 1 - patternLengths[pattern], index + 1)
-                    }
-                    hit = Int(report[Int(fail[hit])])
-                }
+                reference = next
             }
+        }
+    }
+
+    /// The transition from a sparse state: its own edges, else its failure link's transition.
+    private func sparseStep(from reference: Int32, _ cls: Int32, in base: UnsafePointer<Int32>) -> Int32 {
+        if cls == 0 { return 0 }
+        let sparseStart = base + layout.sparseStart
+        let edgeClass = base + layout.edgeClass
+        let edgeTarget = base + layout.edgeTarget
+        let sparseFail = base + layout.sparseFail
+        var current = reference
+        while current >= sparseBase {
+            let sparse = Int(current - sparseBase)
+            var edge = Int(sparseStart[sparse])
+            let last = Int(sparseStart[sparse + 1])
+            while edge < last {
+                if edgeClass[edge] == cls { return edgeTarget[edge] }
+                edge += 1
+            }
+            current = sparseFail[sparse]
+        }
+        return base[layout.dense + Int(current + cls)]
+    }
+
+    /// Reports every pattern that ends in the state `reference` points to.
+    private func report(
+        reference: Int32, end: Int, in base: UnsafePointer<Int32>,
+        _ body: (_ pattern: Int, _ start: Int, _ end: Int) -> Void
+    ) {
+        let state = reference < sparseBase
+            ? Int(reference) / classCount : denseCount + Int(reference - sparseBase)
+        let stateFail = base + layout.stateFail
+        let report = base + layout.report
+        let outputStart = base + layout.outputStart
+        let outputs = base + layout.outputs
+        var hit = Int(report[state])
+        while hit >= 0 {
+            for output in Int(outputStart[hit])..<Int(outputStart[hit + 1]) {
+                let pattern = Int(outputs[output])
+                body(pattern, end - patternLengths[pattern], end)
+            }
+            hit = Int(report[Int(stateFail[hit])])
         }
     }
 }

@@ -54,7 +54,8 @@ extension LibYAMLError {
         case "block sequence entries are not allowed in this context":
             return "start the list on the next line, indented, or write it as [a, b]"
         case "found unknown escape character":
-            return "inside double quotes a backslash starts an escape; use single quotes ('\\d+') or double the backslash"
+            return "inside double quotes a backslash starts an escape; "
+                + "use single quotes ('\\d+') or double the backslash"
         case "found unexpected end of stream" where context?.contains("quoted scalar") == true:
             return "the closing quote is missing"
         case "did not find expected ',' or ']'":

@@ -9,13 +9,13 @@ public struct YAMLDocument: Sendable {
     /// The document's top node; `nil` when the file holds no document (`empty-file`).
     public let root: YAMLNode?
     /// The text as libyaml saw it, for mapping marks to characters.
-    let map: SourceMap
+    let sourceMap: SourceMap
 
-    init(path: String, source: SourceText, root: YAMLNode?, map: SourceMap) {
+    init(path: String, source: SourceText, root: YAMLNode?, sourceMap: SourceMap) {
         self.path = path
         self.source = source
         self.root = root
-        self.map = map
+        self.sourceMap = sourceMap
     }
 
     /// The location of the character at `offset` (in Unicode scalars) of a scalar node's value,
@@ -27,14 +27,14 @@ public struct YAMLDocument: Sendable {
     /// offsets out of range are clamped. Anything the loader cannot map exactly (a node that is
     /// not a scalar, or not from this document) gets the start of the node.
     public func location(ofScalarOffset offset: Int, in node: YAMLNode) -> SourceLocation {
-        guard case .scalar(let value, let style) = node.content,
-              let start = map.index(of: node.start)
+        guard node.file == path, case .scalar(let value, let style) = node.content,
+              let start = sourceMap.index(of: node.start)
         else { return node.location }
-        let end = map.index(of: node.end) ?? map.scalars.count
+        let end = sourceMap.index(of: node.end) ?? sourceMap.scalars.count
         guard let positions = ScalarPositions.positions(of: value, style: style, start: start, end: end,
-                                                        in: map.scalars)
+                                                        in: sourceMap.scalars)
         else { return node.location }
-        let mark = map.mark(at: positions[max(0, min(offset, positions.count - 1))])
+        let mark = sourceMap.mark(at: positions[max(0, min(offset, positions.count - 1))])
         return SourceLocation(file: node.file, line: mark.line, column: mark.column)
     }
 }

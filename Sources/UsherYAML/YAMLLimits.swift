@@ -2,7 +2,8 @@
 public struct YAMLLimits: Sendable {
     /// Files larger than this many bytes are rejected (`file-too-large`) before parsing.
     public var maxBytes: Int
-    /// Collections nested deeper than this are rejected (`too-deep`).
+    /// Collections nested deeper than this are rejected (`too-deep`). Trees are freed
+    /// recursively, so keep it in the hundreds at most.
     public var maxDepth: Int
 
     /// 1 MiB and 64 levels: far beyond any hand-written rule file.

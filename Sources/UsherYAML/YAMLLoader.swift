@@ -39,8 +39,9 @@ public enum YAMLLoader {
         case .success(let decoded):
             map = decoded
         case .failure(.invalidUTF8(let byte, let mark)):
-            diagnostics.append(.error("invalid-utf8", "invalid UTF-8 byte 0x\(hex(UInt32(byte), width: 2)); save the file as UTF-8",
-                                      at: at(mark)))
+            diagnostics.append(.error(
+                "invalid-utf8", "invalid UTF-8 byte 0x\(hex(UInt32(byte), width: 2)); save the file as UTF-8",
+                at: at(mark)))
             return (nil, diagnostics)
         case .failure(.invalidCharacter(let scalar, let mark)):
             let v = scalar.value
@@ -54,7 +55,7 @@ public enum YAMLLoader {
         let empty = Diagnostic.error("empty-file", "the file is empty", at: origin)
         // libyaml must never see an empty buffer; blank files are settled here.
         if body.isEmpty || map.isBlankOrComments {
-            return (YAMLDocument(path: path, source: source, root: nil, map: map), diagnostics + [empty])
+            return (YAMLDocument(path: path, source: source, root: nil, sourceMap: map), diagnostics + [empty])
         }
 
         var builder = TreeBuilder(path: path, map: map, limits: limits)
@@ -66,8 +67,9 @@ public enum YAMLLoader {
         var spans = builder.spans
         let beyond = Mark(line: .max, column: .max)
         spans += builder.openFlowStarts.map { ($0, beyond) }
+        // libyaml failed inside a quoted or block value (an unclosed quote): tabs in it are text.
         if let failure, let context = failure.context, let start = failure.contextMark,
-           context.hasPrefix("while scanning a"), context.hasSuffix("scalar") {
+           context.hasSuffix("quoted scalar") || context.hasSuffix("block scalar") {
             spans.append((start, failure.problemMark))
         }
         var tabs = TabIndentation.candidates(in: map).filter { tab in
@@ -95,9 +97,10 @@ public enum YAMLLoader {
 
         if failure != nil || builder.tooDeep { return (nil, diagnostics) }
         if builder.documentCount == 0 {
-            return (YAMLDocument(path: path, source: source, root: nil, map: map), sortedByLocation(diagnostics + [empty]))
+            let document = YAMLDocument(path: path, source: source, root: nil, sourceMap: map)
+            return (document, sortedByLocation(diagnostics + [empty]))
         }
-        return (YAMLDocument(path: path, source: source, root: builder.root, map: map), diagnostics)
+        return (YAMLDocument(path: path, source: source, root: builder.root, sourceMap: map), diagnostics)
     }
 
     /// Parses exactly one document from `text`; see `load(path:bytes:limits:)`.

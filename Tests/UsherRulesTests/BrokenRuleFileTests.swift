@@ -33,14 +33,474 @@ rules:
 """
 
 let brokenCases: [BrokenCase] = [
-    BrokenCase(name: "misspelt rule key", rules: """
+    BrokenCase(name: "misspelt rule key", rules: #"""
     version: 1
     rules:
       - id: refund
         whne: {keywords: [refund]}
         then: [reply: "ok"]
-    """, expected: [
+    """#, expected: [
         "b/rules.yaml:4:5: error: [unknown-key] unknown key 'whne' in a rule; did you mean 'when'?",
+    ]),
+    BrokenCase(name: "misspelt condition key", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywrds: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:12: error: [unknown-key] unknown condition 'keywrds'; did you mean 'keywords'?"#,
+    ]),
+    BrokenCase(name: "misspelt action", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+        then:
+          - replly: "ok"
+    """#, expected: [
+        #"b/rules.yaml:6:9: error: [unknown-action] unknown action 'replly'; did you mean 'reply'?"#,
+    ]),
+    BrokenCase(name: "unknown top-level key", rules: #"""
+    version: 1
+    rule:
+      - id: refund
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:2:1: error: [unknown-key] unknown key 'rule' in a rule file; did you mean 'rules'?"#,
+    ]),
+    BrokenCase(name: "priority is not a number", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        priority: high
+        when: {keywords: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:15: error: [wrong-type] expected a whole number for 'priority', found 'high'"#,
+    ]),
+    BrokenCase(name: "keywords with an unknown group", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when:
+          keywords: {some: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:5:18: error: [unknown-key] unknown key 'some' in 'keywords'; expected one of: any, all, none"#,
+    ]),
+    BrokenCase(name: "duplicate key", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+        then: [reply: "ok"]
+        id: refund-2
+    """#, expected: [
+        #"b/rules.yaml:6:5: error: [duplicate-key] duplicate key 'id' in this mapping"#,
+    ]),
+    BrokenCase(name: "regex missing parenthesis", rules: #"""
+    version: 1
+    rules:
+      - id: order
+        when:
+          regex: '(?<order>\d{3}-\d{7}'
+        then: [reply: "ok {{order}}"]
+    """#, expected: [
+        #"b/rules.yaml:5:35: error: [invalid-regex] invalid regular expression: missing closing parenthesis"#,
+    ]),
+    BrokenCase(name: "regex error after Chinese text", rules: #"""
+    version: 1
+    rules:
+      - id: order
+        when: {regex: "退款[a-"}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:25: error: [invalid-regex] invalid regular expression: missing terminating ] for character class"#,
+    ]),
+    BrokenCase(name: "template variable without a capture", rules: #"""
+    version: 1
+    rules:
+      - id: order
+        when: {keywords: [order]}
+        then: [reply: "Noted order {{order}}."]
+    """#, expected: [
+        #"b/rules.yaml:5:34: error: [unknown-template-variable] template variable 'order' can never be set: rule 'order' has no regex with named groups; name a group in the rule's regex, like (?<order>…)"#,
+    ]),
+    BrokenCase(name: "misspelt template variable", rules: #"""
+    version: 1
+    rules:
+      - id: order
+        when: {regex: '(?<order>\d{3}-\d{7}-\d{7})'}
+        then: [reply: "Noted order {{ordr}}."]
+    """#, expected: [
+        #"b/rules.yaml:5:34: error: [unknown-template-variable] template variable 'ordr' can never be set: rule 'order' can capture only 'order'; did you mean 'order'?"#,
+    ]),
+    BrokenCase(name: "unclosed template", rules: #"""
+    version: 1
+    rules:
+      - id: order
+        when: {regex: '(?<order>\d+)'}
+        then: [reply: "Noted order {{order."]
+    """#, expected: [
+        #"b/rules.yaml:5:32: error: [invalid-template] '{{' is never closed; write '{{name}}'"#,
+    ]),
+    BrokenCase(name: "unknown list", rules: #"""
+    version: 1
+    lists:
+      human: [human, agent]
+    rules:
+      - id: wants-human
+        when: {keywords: {any: $humna}}
+        then: [handoff: {reason: asked}]
+    """#, expected: [
+        #"b/rules.yaml:6:28: error: [unknown-list] unknown list '$humna'; did you mean '$human'?"#,
+    ]),
+    BrokenCase(name: "tab indentation", rules: #"""
+    version: 1
+    rules:
+    	- id: refund
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:3:1: error: [tab-indent] tab character used for indentation; YAML needs spaces"#,
+    ]),
+    BrokenCase(name: "anchor and alias", rules: #"""
+    version: 1
+    rules:
+      - id: a
+        when: &w {keywords: [refund]}
+        then: [reply: "ok"]
+      - id: b
+        when: *w
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:11: error: [anchor] anchors (&name) are not supported in Usher files; repeat the value or use a $list"#,
+        #"b/rules.yaml:7:11: error: [alias] aliases (*name) are not supported in Usher files; repeat the value or use a $list"#,
+    ]),
+    BrokenCase(name: "empty file", rules: "", expected: [
+        #"b/rules.yaml:1:1: error: [empty-file] the file is empty"#,
+    ]),
+    BrokenCase(name: "comments only", rules: #"""
+    # nothing here yet
+    """#, expected: [
+        #"b/rules.yaml:1:1: error: [empty-file] the file is empty"#,
+    ]),
+    BrokenCase(name: "missing version", rules: #"""
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:1:1: error: [missing-key] a rule file needs 'version'; add a line like 'version: 1'"#,
+    ]),
+    BrokenCase(name: "unsupported version", rules: #"""
+    version: 2
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:1:10: error: [unsupported-version] this Usher understands rule files of version 1, found '2'; write 'version: 1'"#,
+    ]),
+    BrokenCase(name: "unknown schedule", rules: #"""
+    version: 1
+    rules:
+      - id: night
+        when: {during: busines_hours}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:20: error: [unknown-schedule] unknown schedule 'busines_hours'; did you mean 'business_hours'?; schedules in the bot file: business_hours"#,
+    ]),
+    BrokenCase(name: "invalid duration", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+        cooldown: 10 min
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:5:15: error: [invalid-duration] '10 min' is not a duration for 'cooldown'; write a number and a unit: 30s, 10m, 2h, 1d (or 1h30m)"#,
+    ]),
+    BrokenCase(name: "rule without actions", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+    """#, expected: [
+        #"b/rules.yaml:3:9: error: [no-actions] rule 'refund' has no actions; add 'then:' with at least one action, like '- reply: "…"'"#,
+    ]),
+    BrokenCase(name: "empty action list", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+        then: []
+    """#, expected: [
+        #"b/rules.yaml:5:11: error: [no-actions] rule 'refund' has no actions; add at least one, like '- reply: "…"'"#,
+    ]),
+    BrokenCase(name: "negative count", rules: #"""
+    version: 1
+    rules:
+      - id: first
+        when: {customer_messages: {at_least: -1}}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:42: error: [out-of-range] 'at_least' must be at least 0, found -1"#,
+    ]),
+    BrokenCase(name: "between reversed", rules: #"""
+    version: 1
+    rules:
+      - id: middle
+        when: {customer_messages: {between: [5, 2]}}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:41: error: [out-of-range] 'between: [5, 2]' is empty; write the smaller number first"#,
+    ]),
+    BrokenCase(name: "yes instead of true", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        once: yes
+        when: {keywords: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:11: error: [wrong-type] expected true or false for 'once', found 'yes'; write 'true'"#,
+    ]),
+    BrokenCase(name: "unquoted colon", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+        then:
+          - reply: Note: we refund within 7 days
+    """#, expected: [
+        #"b/rules.yaml:6:20: error: [yaml-syntax] mapping values are not allowed in this context; a value that contains ': ' must be quoted, and a key must start its own line"#,
+    ]),
+    BrokenCase(name: "two actions in one item", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund]}
+        then:
+          - reply: "ok"
+            tag: refund
+    """#, expected: [
+        #"b/rules.yaml:6:9: error: [action-shape] each action is a separate list item with one key; start each of 'reply', 'tag' on its own '- ' line"#,
+    ]),
+    BrokenCase(name: "rule option inside when", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund], once: true}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:32: error: [unknown-key] unknown condition 'once'; 'once' is a rule option: move it out of the condition, level with 'when'"#,
+    ]),
+    BrokenCase(name: "missing id", rules: #"""
+    version: 1
+    rules:
+      - when: {keywords: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:3:5: error: [missing-key] this rule needs 'id'; add a line like 'id: refund'"#,
+    ]),
+    BrokenCase(name: "bad handoff priority", rules: #"""
+    version: 1
+    rules:
+      - id: vip
+        when: {keywords: [vip]}
+        then: [handoff: {reason: vip, priority: critical}]
+    """#, expected: [
+        #"b/rules.yaml:5:45: error: [invalid-value] unknown handoff priority 'critical'; use low, normal, high or urgent"#,
+    ]),
+    BrokenCase(name: "two documents", rules: #"""
+    version: 1
+    rules: []
+    ---
+    version: 1
+    """#, expected: [
+        #"b/rules.yaml:3:1: error: [multiple-documents] only one YAML document per file is allowed"#,
+    ]),
+    BrokenCase(name: "rules is a mapping", rules: #"""
+    version: 1
+    rules:
+      id: refund
+      then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:3:3: error: [wrong-type] expected 'rules' as a list (each rule starts with '- id: …'), found a mapping"#,
+    ]),
+    BrokenCase(name: "invalid rule id", rules: #"""
+    version: 1
+    rules:
+      - id: Refund Rule
+        when: {keywords: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:3:9: error: [invalid-id] 'Refund Rule' is not a valid rule id; use lowercase letters, digits, '-' and '_', like 'order-number'"#,
+    ]),
+    BrokenCase(name: "empty keyword", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: ["\u200B", refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:23: error: [empty-keyword] this keyword is empty once spaces and invisible characters are removed; delete it"#,
+    ]),
+    BrokenCase(name: "shadowed rule", rules: #"""
+    version: 1
+    rules:
+      - id: catch-all
+        then: [reply: "Hello!"]
+      - id: refund
+        when: {keywords: [refund]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:5:9: warning: [shadowed-rule] rule 'refund' can never fire: rule 'catch-all' comes first (priority 0) and has no condition, so it always wins; raise this rule's priority or narrow 'catch-all'"#,
+    ]),
+    BrokenCase(name: "threshold after a handoff", rules: #"""
+    version: 1
+    rules:
+      - id: threshold
+        when: {customer_messages: {at_least: 4}}
+        then: [handoff: {reason: threshold}]
+      - id: late
+        priority: 10
+        when: {customer_messages: {at_least: 6}, keywords: [still]}
+        then: [reply: "still here"]
+    """#, expected: [
+        #"b/rules.yaml:6:9: warning: [unreachable-threshold] rule 'late' needs customer_messages at least 6, but rule 'threshold' hands off at customer message 4, after which the bot is silent until a new session"#,
+    ]),
+    BrokenCase(name: "sequence too long", rules: #"""
+    version: 1
+    rules:
+      - id: opening
+        when: {customer_messages: {at_most: 2}}
+        then:
+          - reply:
+              sequence: ["one", "two", "three"]
+    """#, expected: [
+        #"b/rules.yaml:3:9: warning: [sequence-too-long] this sequence has 3 texts but rule 'opening' can fire at most 2 times per session (customer_messages is at most 2); the texts after the 2nd are never sent"#,
+    ]),
+    BrokenCase(name: "duplicate keywords", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {keywords: [refund, money back, REFUND]}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:43: warning: [duplicate-keyword] keyword 'REFUND' is listed twice (they are the same once case and width are ignored)"#,
+    ]),
+    BrokenCase(name: "regex matches empty", rules: #"""
+    version: 1
+    rules:
+      - id: digits
+        when: {regex: '\d*'}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:19: warning: [regex-matches-empty] this regex matches the empty string, so it matches every message; make part of it required (use + instead of *)"#,
+    ]),
+    BrokenCase(name: "catastrophic regex", rules: #"""
+    version: 1
+    rules:
+      - id: words
+        when: {regex: '(\w+\s?)+$'}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:19: warning: [catastrophic-regex] this regex nests unbounded repeats (like (a+)+), which can take exponential time on long messages; rewrite it without a repeat inside a repeat"#,
+    ]),
+    BrokenCase(name: "unknown time zone", rules: okRule, bot: #"""
+    bot: test
+    timezone: Asia/Shangai
+    rules: [rules.yaml]
+    """#, expected: [
+        #"b/bot.yaml:2:11: error: [unknown-timezone] unknown time zone 'Asia/Shangai'; did you mean 'Asia/Shanghai'?; use an IANA name like 'Asia/Shanghai' or 'Europe/Madrid'"#,
+    ]),
+    BrokenCase(name: "bad business hours", rules: okRule, bot: #"""
+    bot: test
+    timezone: Asia/Shanghai
+    rules: [rules.yaml]
+    schedules:
+      business_hours:
+        mon-fri: "9am-6pm"
+    """#, expected: [
+        #"b/bot.yaml:6:14: error: [invalid-time] '9am-6pm' is not a time window; write it as "HH:MM-HH:MM" (24-hour clock), like "09:00-18:00""#,
+    ]),
+    BrokenCase(name: "misspelt weekday range", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml]
+    schedules:
+      business_hours:
+        mon-fir: "09:00-18:00"
+    """#, expected: [
+        #"b/bot.yaml:5:5: error: [invalid-day] 'mon-fir' is not a day or range of days; did you mean 'mon-fri'?; use mon, tue, wed, thu, fri, sat, sun, a range like mon-fri, daily, or except"#,
+    ]),
+    BrokenCase(name: "missing rule file", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml, faq.yaml]
+    """#, expected: [
+        #"b/bot.yaml:2:21: error: [missing-rule-file] rule file 'faq.yaml' does not exist (paths are relative to the bot file's folder, b)"#,
+    ]),
+    BrokenCase(name: "invalid bot id", rules: okRule, bot: #"""
+    bot: Support Bot
+    rules: [rules.yaml]
+    """#, expected: [
+        #"b/bot.yaml:1:6: error: [invalid-id] 'Support Bot' is not a valid bot id; use lowercase letters, digits and '-', like 'support'"#,
+    ]),
+    BrokenCase(name: "bad holiday date", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml]
+    schedules:
+      business_hours:
+        mon-fri: "09:00-18:00"
+        except: [2026-02-30]
+    """#, expected: [
+        #"b/bot.yaml:6:14: error: [invalid-date] '2026-02-30' is not a date; write it as YYYY-MM-DD, like 2026-12-25"#,
+    ]),
+    BrokenCase(name: "loop guard without window", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml]
+    limits:
+      loop_guard: {replies: 3}
+    """#, expected: [
+        #"b/bot.yaml:4:15: error: [missing-key] 'loop_guard' needs 'within'; add a line like 'within: 1m'"#,
+    ]),
+    BrokenCase(name: "duplicate rule id across files", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml, more.yaml]
+    """#, extraFiles: ["b/more.yaml": #"""
+    version: 1
+    rules:
+      - id: hello
+        when: {keywords: [hi]}
+        then: [reply: "Hello!"]
+    """#], expected: [
+        #"b/more.yaml:3:9: error: [duplicate-rule-id] rule id 'hello' is already used; rule ids must be unique across all files of a bot"#,
+    ]),
+    BrokenCase(name: "two fallbacks", rules: okRule + "fallback: [reply: \"Sorry?\"]\n", bot: #"""
+    bot: test
+    rules: [rules.yaml, more.yaml]
+    """#, extraFiles: ["b/more.yaml": #"""
+    version: 1
+    fallback:
+      - reply: "Pardon?"
+    """#], expected: [
+        #"b/more.yaml:3:3: error: [duplicate-fallback] only one file of a bot may set 'fallback'"#,
+    ]),
+    BrokenCase(name: "list defined twice", rules: "version: 1\nlists:\n  human: [human]\n", bot: #"""
+    bot: test
+    rules: [rules.yaml, more.yaml]
+    """#, extraFiles: ["b/more.yaml": "version: 1\nlists:\n  human: [agent]\n"], expected: [
+        #"b/more.yaml:3:3: error: [duplicate-list] list 'human' is already defined"#,
+    ]),
+    BrokenCase(name: "byte-order mark", rules: "\u{FEFF}" + okRule, expected: [
+        #"b/rules.yaml:1:1: warning: [byte-order-mark] the file starts with a byte-order mark; save it as UTF-8 without BOM"#,
+    ]),
+    BrokenCase(name: "deep nesting", rules: "version: 1\nrules: " + String(repeating: "[", count: 200) + "\n", expected: [
+        #"b/rules.yaml:2:71: error: [too-deep] nesting is deeper than 64 levels"#,
+    ]),
+    BrokenCase(name: "huge file", rules: "version: 1\n# " + String(repeating: "x", count: 1_100_000) + "\nrules: []\n", expected: [
+        #"b/rules.yaml:1:1: error: [file-too-large] the file is 1100024 bytes; the limit is 1048576 bytes"#,
     ]),
 ]
 
@@ -53,9 +513,44 @@ struct BrokenRuleFileTests {
         files["b/rules.yaml"] = c.rules
         let result = RuleSetLoader.loadBot(botPath: "b/bot.yaml", files: files)
         let got = result.diagnostics.sortedForDisplay().map(\.headline)
-        #expect(got == c.expected, "\n" + got.map { "        \"\($0)\"," }.joined(separator: "\n"))
+        #expect(got == c.expected, Comment(rawValue: "\n" + got.map { "        \"\($0)\"," }.joined(separator: "\n")))
         if c.expected.contains(where: { $0.contains(": error: ") }) {
             #expect(result.ruleSet == nil, "a bot with errors must not load")
         }
+    }
+}
+
+@Suite("Files that are not text")
+struct BinaryRuleFileTests {
+    @Test func invalidUTF8() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("bot: test\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot.yaml"))
+        var bytes = Array("version: 1\nrules:\n  - id: caf".utf8)
+        bytes += [0xE9]                       // Latin-1 é: not UTF-8
+        bytes += Array("\n    then: [reply: ok]\n".utf8)
+        try Data(bytes).write(to: dir.appendingPathComponent("rules.yaml"))
+        let result = RuleSetLoader.loadBot(at: dir.path)
+        let got = result.diagnostics.map { "\($0.location!.line):\($0.location!.column): \($0.code): \($0.message)" }
+        #expect(got == ["3:12: invalid-utf8: invalid UTF-8 byte 0xE9; save the file as UTF-8"])
+        #expect(result.ruleSet == nil)
+    }
+}
+
+@Suite("Hostile YAML")
+struct HostileYAMLTests {
+    /// A billion-laughs file is refused at the first anchor, without expanding anything.
+    @Test func aliasBomb() {
+        let rules = "version: 1\nlists:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+            + (1...8).map { i in "  l\(i): &l\(i) [" + Array(repeating: i == 1 ? "*a" : "*l\(i - 1)", count: 9).joined(separator: ", ") + "]\n" }.joined()
+        let start = ContinuousClock.now
+        let result = load(rules: rules)
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(result.ruleSet == nil)
+        let d = result.diagnostics
+        #expect(d.first?.headline == "b/rules.yaml:3:6: error: [anchor] anchors (&name) are not supported in Usher files; repeat the value or use a $list")
+        #expect(d.allSatisfy { $0.code == "anchor" || $0.code == "alias" })
+        #expect(d.count <= 50, "reports are capped, got \(d.count)")
     }
 }

@@ -34,7 +34,7 @@ import UsherText
         (#"\(a+\)+"#, false),
         (#"[(a+)+]"#, false),
         (#"\Q(a+)+\E"#, false),
-        (#"(?#(a+)+)x"#, false),
+        (#"(?#a+ comment)x+"#, false),
         (#"(?<order>\b\d{3}-\d{7}-\d{7}\b)"#, false),
     ])
     func nestedQuantifier(source: String, expected: Bool) throws {
@@ -44,18 +44,19 @@ import UsherText
     @Test(arguments: [
         (#"refund"#, ["refund"]),
         (#"\bcharge\s?back\b"#, ["charge"]),
-        (#"(?<order>\b\d{3}-\d{7}-\d{7}\b)"#, nil),
+        (#"(?<order>\b\d{3}-\d{7}-\d{7}\b)"#, ["-"]),
         (#"refund|return"#, ["refund", "return"]),
         (#"(?:re)fund(?:ed)?"#, ["refund"]),
-        (#"(refund|money back) now"#, [" now"]),
-        (#"(refund|money back) n"#, ["refund", "money back"]),
-        (#"order\s+(?:no|number)"#, ["order"]),
+        (#"(refund|money back) now"#, ["refund", "money back"]),
+        (#"(refund|money back) nowadays"#, [" nowadays"]),
+                (#"order\s+(?:no|number)"#, ["order"]),
         (#"refunds?"#, ["refund"]),
         (#"ab+c"#, ["ab"]),
         (#"x{3}yz"#, ["xxxyz"]),
         (#"(?i)refund"#, ["refund"]),          // the prefilter compares ASCII letters caselessly
         (#"(?i)thanks"#, ["than"]),            // k and s also match U+212A and U+017F
-        (#"(?i:café)|tea"#, nil),              // é: a caseless non-ASCII letter
+        (#"(?i:café)|tea"#, ["caf", "tea"]),   // é: a caseless non-ASCII letter
+        (#"(?i)é"#, nil),
         (#"café"#, ["café"]),
         (#"退款|退钱"#, ["退款", "退钱"]),
         (#"(?i)退款"#, ["退款"]),
@@ -63,7 +64,7 @@ import UsherText
         (#"refund|\d+"#, nil),
         (#"(?:refund)?"#, nil),
         (#"(?:refund)*x"#, ["x"]),
-        (#"a.b"#, ["a", "b"]),                 // both required; the first of the best is kept
+        (#"a.b"#, ["a"]),                      // both required; the first of the best is kept
         (#"\Qa.b\E"#, ["a.b"]),
         (#"\x41\x{263A}\."#, ["A☺."]),
         (#"(?=.*\brefund\b)(?=.*\border\b)"#, ["refund"]),
@@ -85,19 +86,20 @@ import UsherText
             (#"(?i)(?:kelvin|k)"#, ["\u{212A}elvin"]),
             (#"ab+c"#, ["abbbbc"]),
             (#"(?=.*\brefund\b)(?=.*\border\b)"#, ["order then refund"]),
-            (#"(refund|money back) n"#, ["money back n"]),
+            (#"(refund|money back) nowadays"#, ["money back nowadays"]),
+            (#"(?i:café)|tea"#, ["CAFÉ", "tea"]),
         ]
         var checked = 0
         for (source, texts) in cases {
             let pattern = try Pattern(source)
             for text in texts {
                 guard case .match = pattern.match(text) else { continue }
-                let literals = try #require(pattern.requiredLiterals)
+                guard let literals = pattern.requiredLiterals else { continue }
                 let hits = LiteralIndex(literals: literals).matches(in: text)
                 #expect(!hits.isEmpty, "\(source) matched \(text) without any of \(literals)")
                 checked += 1
             }
         }
-        #expect(checked == 7)
+        #expect(checked == 8)
     }
 }
