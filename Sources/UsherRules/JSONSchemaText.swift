@@ -30,12 +30,12 @@ public enum JSONSchemaText {
     "name": {
       "type": "string",
       "minLength": 1,
-      "description": "The sender name on everything the bot writes, and {{bot.name}} in replies."
+      "description": "The sender name on everything the bot writes, and {{bot.name}} in replies. Default: the bot id."
     },
     "sender_id": {
       "type": "string",
       "minLength": 1,
-      "description": "The sender id on everything the bot writes, for example bot:support. The bot never reacts to messages with this sender id."
+      "description": "The sender id on everything the bot writes. The bot never reacts to messages with this sender id. Default: bot:<bot id>, for example bot:support."
     },
     "description": {
       "type": "string",
@@ -43,8 +43,8 @@ public enum JSONSchemaText {
     },
     "timezone": {
       "type": "string",
-      "pattern": "^(UTC|[A-Za-z_]+(/[A-Za-z0-9_+-]+)+)$",
-      "description": "The IANA time zone in which schedules are read, for example Asia/Shanghai or Europe/Madrid.",
+      "pattern": "^(UTC|GMT|[A-Za-z_]+(/[A-Za-z0-9_+-]+)+)$",
+      "description": "The IANA time zone in which schedules are read, for example Asia/Shanghai or Europe/Madrid. Default: UTC.",
       "examples": [
         "Asia/Shanghai",
         "Europe/Madrid",
@@ -64,9 +64,6 @@ public enum JSONSchemaText {
     "schedules": {
       "type": "object",
       "description": "Named opening-hours schedules, used by rules as during: NAME or outside: NAME.",
-      "propertyNames": {
-        "pattern": "^[A-Za-z_][A-Za-z0-9_-]*$"
-      },
       "additionalProperties": {
         "$ref": "#/definitions/schedule"
       }
@@ -77,7 +74,7 @@ public enum JSONSchemaText {
       "additionalProperties": false,
       "properties": {
         "idle_reset": {
-          "description": "A customer message after this much silence starts a new session. A number followed by s (seconds), m (minutes), h (hours) or d (days), with no space: 30s, 10m, 2h, 1d.",
+          "description": "A customer message after this much silence starts a new session. A number followed by s (seconds), m (minutes), h (hours), d (days) or w (weeks), with no space: 30s, 10m, 2h, 1d; parts can be combined, as in 1h30m.",
           "allOf": [
             {
               "$ref": "#/definitions/duration"
@@ -94,6 +91,7 @@ public enum JSONSchemaText {
         "max_bot_replies": {
           "type": "integer",
           "minimum": 1,
+          "maximum": 1000000,
           "description": "At most this many bot replies per session; then the bot hands off."
         },
         "loop_guard": {
@@ -108,10 +106,11 @@ public enum JSONSchemaText {
             "replies": {
               "type": "integer",
               "minimum": 1,
+              "maximum": 10000,
               "description": "The most replies allowed in the window."
             },
             "within": {
-              "description": "The length of the window. A number followed by s (seconds), m (minutes), h (hours) or d (days), with no space: 30s, 10m, 2h, 1d.",
+              "description": "The length of the window. A number followed by s (seconds), m (minutes), h (hours), d (days) or w (weeks), with no space: 30s, 10m, 2h, 1d; parts can be combined, as in 1h30m.",
               "allOf": [
                 {
                   "$ref": "#/definitions/duration"
@@ -130,13 +129,12 @@ public enum JSONSchemaText {
         "system_message": {
           "type": "string",
           "minLength": 1,
-          "description": "The system message the customer sees when the conversation is handed to an agent, unless the handoff action gives its own message."
+          "description": "The system message the customer sees when the conversation is handed to an agent, unless the handoff action gives its own message. Default: the seed's \"Thanks for your question! We're connecting you to a support agent now.\""
         },
         "queue": {
           "type": "string",
           "minLength": 1,
-          "pattern": "^\\S+$",
-          "description": "The agent queue for handoffs and notifications that name none."
+          "description": "The agent queue for handoffs and notifications that name none. Default: general."
         },
         "notify": {
           "type": "boolean",
@@ -149,19 +147,20 @@ public enum JSONSchemaText {
   "definitions": {
     "duration": {
       "type": "string",
-      "pattern": "^[0-9]+(s|m|h|d)$",
-      "description": "A number followed by s (seconds), m (minutes), h (hours) or d (days), with no space: 30s, 10m, 2h, 1d.",
+      "pattern": "^([0-9]+(s|m|h|d|w))+$",
+      "description": "A number followed by s (seconds), m (minutes), h (hours), d (days) or w (weeks), with no space: 30s, 10m, 2h, 1d; parts can be combined, as in 1h30m.",
       "examples": [
         "30s",
         "10m",
         "2h",
-        "1d"
+        "1d",
+        "1h30m"
       ]
     },
     "hours": {
       "type": "string",
-      "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]-(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$",
-      "description": "Opening hours as \"HH:MM-HH:MM\" in the bot's time zone, 24-hour clock, in quotes. Example: \"09:00-18:00\".",
+      "pattern": "^(([01]?[0-9]|2[0-3]):[0-5][0-9] *- *(([01]?[0-9]|2[0-3]):[0-5][0-9]|24:00)|closed)$",
+      "description": "Opening hours as \"HH:MM-HH:MM\" in the bot's time zone, 24-hour clock, in quotes. Example: \"09:00-18:00\". An end before the start runs past midnight (\"22:00-02:00\"); 24:00 is allowed as an end. \"closed\" means closed that day.",
       "examples": [
         "09:00-18:00"
       ]
@@ -183,7 +182,7 @@ public enum JSONSchemaText {
     },
     "schedule": {
       "type": "object",
-      "description": "Opening hours per day or range of days (mon, tue, wed, thu, fri, sat, sun, or a range such as mon-fri), plus `except` dates. Days not listed are closed.",
+      "description": "Opening hours per day or range of days (mon, tue, wed, thu, fri, sat, sun, a range such as mon-fri, daily, weekdays, weekends), plus `except` dates. Days not listed are closed.",
       "additionalProperties": false,
       "minProperties": 1,
       "properties": {
@@ -275,6 +274,30 @@ public enum JSONSchemaText {
             }
           ]
         },
+        "daily": {
+          "description": "Opening hours on every day of the week.",
+          "allOf": [
+            {
+              "$ref": "#/definitions/dayHours"
+            }
+          ]
+        },
+        "weekdays": {
+          "description": "Opening hours Monday to Friday (the same as mon-fri).",
+          "allOf": [
+            {
+              "$ref": "#/definitions/dayHours"
+            }
+          ]
+        },
+        "weekends": {
+          "description": "Opening hours on Saturday and Sunday (the same as sat-sun).",
+          "allOf": [
+            {
+              "$ref": "#/definitions/dayHours"
+            }
+          ]
+        },
         "except": {
           "type": "array",
           "description": "Dates (YYYY-MM-DD, in the bot's time zone) on which the schedule is closed all day, such as public holidays.",
@@ -287,7 +310,7 @@ public enum JSONSchemaText {
       },
       "patternProperties": {
         "^(mon|tue|wed|thu|fri|sat|sun)-(mon|tue|wed|thu|fri|sat|sun)$": {
-          "description": "Opening hours on every day of this range (for example tue-thu).",
+          "description": "Opening hours on every day of this range (for example tue-thu; fri-mon runs over the weekend).",
           "allOf": [
             {
               "$ref": "#/definitions/dayHours"
@@ -320,7 +343,7 @@ public enum JSONSchemaText {
     },
     "lists": {
       "type": "object",
-      "description": "Named keyword lists, used in this file's keywords as $name. Example: human: [human, agent, \"real person\", 人工].",
+      "description": "Named keyword lists, used in keywords as $name. A list can be used by every rule file of the bot, and each name may be defined only once per bot. Example: human: [human, agent, \"real person\", 人工].",
       "propertyNames": {
         "$ref": "#/definitions/listName"
       },
@@ -358,24 +381,25 @@ public enum JSONSchemaText {
   "definitions": {
     "duration": {
       "type": "string",
-      "pattern": "^[0-9]+(s|m|h|d)$",
-      "description": "A number followed by s (seconds), m (minutes), h (hours) or d (days), with no space: 30s, 10m, 2h, 1d.",
+      "pattern": "^([0-9]+(s|m|h|d|w))+$",
+      "description": "A number followed by s (seconds), m (minutes), h (hours), d (days) or w (weeks), with no space: 30s, 10m, 2h, 1d; parts can be combined, as in 1h30m.",
       "examples": [
         "30s",
         "10m",
         "2h",
-        "1d"
+        "1d",
+        "1h30m"
       ]
     },
     "template": {
       "type": "string",
       "minLength": 1,
-      "description": "Text the customer will see. It may contain placeholders: {{name}} for a named group (?<name>...) of this rule's regex, {{customer.name}}, {{conversation.customer_messages}}, {{bot.name}}. Write {{name|fallback text}} when the value may be missing, for example {{customer.name|there}}. Placeholders only substitute text: no code, no loops."
+      "description": "Text, with optional placeholders: {{name}} for a named group (?<name>...) of this rule's regex; {{customer.name}}, {{customer.id}}; {{conversation.id}}, {{conversation.customer_messages}}, {{conversation.bot_replies}}, {{conversation.channel}}, {{conversation.locale}}; {{bot.name}}, {{bot.id}}; {{metadata.KEY}} for a value written by a `set` action. Write {{name|fallback text}} when the value may be missing, for example {{customer.name|there}}. Placeholders only substitute text: no code, no loops."
     },
     "listName": {
       "type": "string",
-      "pattern": "^[A-Za-z_][A-Za-z0-9_-]*$",
-      "description": "The name of a keyword list: letters, digits, '_' and '-', starting with a letter or '_'."
+      "pattern": "^[a-z0-9][a-z0-9_-]*$",
+      "description": "The name of a keyword list: lowercase letters, digits, '_' and '-', starting with a letter or digit."
     },
     "keyword": {
       "type": [
@@ -383,8 +407,8 @@ public enum JSONSchemaText {
         "integer"
       ],
       "minLength": 1,
-      "pattern": "^(?:[^$]|\\$[A-Za-z_][A-Za-z0-9_-]*$)",
-      "description": "A word or phrase (\"refund\", \"money back\", \"退款\"), or $name to use a list defined under `lists` in this file. Matching ignores case, extra spaces and invisible characters; a keyword without accents matches with or without them, a keyword with an accent matches only the accented spelling. Words match whole words; Chinese, Japanese and Thai match anywhere in the text. A number such as 12315 is a keyword too.",
+      "pattern": "^(?:[^$]|\\$[a-z0-9][a-z0-9_-]*$)",
+      "description": "A word or phrase (\"refund\", \"money back\", \"退款\"), or $name to use a list defined under `lists` in any rule file of the bot. Matching ignores case, extra spaces and invisible characters; a keyword without accents matches with or without them, a keyword with an accent matches only the accented spelling. Words match whole words; Chinese, Japanese and Thai match anywhere in the text. A number such as 12315 is a keyword too.",
       "examples": [
         "refund",
         "money back",
@@ -470,7 +494,7 @@ public enum JSONSchemaText {
       ]
     },
     "count": {
-      "description": "A number of messages: an exact number (4), or {at_least: 4}, {at_most: 3} or {between: [2, 5]} (both ends included).",
+      "description": "A number of messages: an exact number (4), or {at_least: 4}, {at_most: 3}, both together, or {between: [2, 5]} (both ends included).",
       "anyOf": [
         {
           "type": "integer",
@@ -481,7 +505,15 @@ public enum JSONSchemaText {
           "type": "object",
           "additionalProperties": false,
           "minProperties": 1,
-          "maxProperties": 1,
+          "dependencies": {
+            "between": {
+              "description": "between cannot be combined with at_least or at_most.",
+              "properties": {
+                "at_least": false,
+                "at_most": false
+              }
+            }
+          },
           "properties": {
             "at_least": {
               "type": "integer",
@@ -507,11 +539,41 @@ public enum JSONSchemaText {
         }
       ]
     },
+    "timeRange": {
+      "description": "A duration (meaning: at least this long), or {at_least: DURATION, at_most: DURATION}.",
+      "anyOf": [
+        {
+          "$ref": "#/definitions/duration"
+        },
+        {
+          "type": "object",
+          "additionalProperties": false,
+          "minProperties": 1,
+          "properties": {
+            "at_least": {
+              "description": "At least this long.",
+              "allOf": [
+                {
+                  "$ref": "#/definitions/duration"
+                }
+              ]
+            },
+            "at_most": {
+              "description": "At most this long.",
+              "allOf": [
+                {
+                  "$ref": "#/definitions/duration"
+                }
+              ]
+            }
+          }
+        }
+      ]
+    },
     "tagName": {
       "type": "string",
       "minLength": 1,
-      "pattern": "^\\S+$",
-      "description": "A conversation tag, for example has-order or vip. No spaces."
+      "description": "A conversation tag, for example has-order or vip. Tags stay on the conversation across sessions until a rule removes them with `untag`."
     },
     "tagSet": {
       "description": "One tag, or a list of tags.",
@@ -575,18 +637,18 @@ public enum JSONSchemaText {
           ]
         },
         "idle_for": {
-          "description": "Holds when the customer had been silent at least this long before this message. A number followed by s (seconds), m (minutes), h (hours) or d (days), with no space: 30s, 10m, 2h, 1d.",
+          "description": "Holds when the conversation had been silent at least this long before this message (or within {at_least, at_most}). A number followed by s (seconds), m (minutes), h (hours), d (days) or w (weeks), with no space: 30s, 10m, 2h, 1d; parts can be combined, as in 1h30m.",
           "allOf": [
             {
-              "$ref": "#/definitions/duration"
+              "$ref": "#/definitions/timeRange"
             }
           ]
         },
         "session_age": {
-          "description": "Holds when the session started at least this long ago. A number followed by s (seconds), m (minutes), h (hours) or d (days), with no space: 30s, 10m, 2h, 1d.",
+          "description": "Holds when the session started at least this long ago (or within {at_least, at_most}). A number followed by s (seconds), m (minutes), h (hours), d (days) or w (weeks), with no space: 30s, 10m, 2h, 1d; parts can be combined, as in 1h30m.",
           "allOf": [
             {
-              "$ref": "#/definitions/duration"
+              "$ref": "#/definitions/timeRange"
             }
           ]
         },
@@ -601,36 +663,43 @@ public enum JSONSchemaText {
           "description": "Holds when the message arrives outside this schedule (a name under `schedules` in bot.yaml), including its `except` dates. Example: business_hours."
         },
         "tags": {
-          "description": "Conditions on the conversation's tags (set by `tag` actions).",
-          "type": "object",
-          "additionalProperties": false,
-          "minProperties": 1,
-          "properties": {
-            "any": {
-              "description": "The conversation has at least one of these tags.",
-              "allOf": [
-                {
-                  "$ref": "#/definitions/tagSet"
-                }
-              ]
+          "description": "Conditions on the conversation's tags (set by `tag` actions). A tag or a list means: any of these; use {any, all, none} for more control.",
+          "anyOf": [
+            {
+              "$ref": "#/definitions/tagSet"
             },
-            "all": {
-              "description": "The conversation has every one of these tags.",
-              "allOf": [
-                {
-                  "$ref": "#/definitions/tagSet"
+            {
+              "type": "object",
+              "additionalProperties": false,
+              "minProperties": 1,
+              "properties": {
+                "any": {
+                  "description": "The conversation has at least one of these tags.",
+                  "allOf": [
+                    {
+                      "$ref": "#/definitions/tagSet"
+                    }
+                  ]
+                },
+                "all": {
+                  "description": "The conversation has every one of these tags.",
+                  "allOf": [
+                    {
+                      "$ref": "#/definitions/tagSet"
+                    }
+                  ]
+                },
+                "none": {
+                  "description": "The conversation has none of these tags.",
+                  "allOf": [
+                    {
+                      "$ref": "#/definitions/tagSet"
+                    }
+                  ]
                 }
-              ]
-            },
-            "none": {
-              "description": "The conversation has none of these tags.",
-              "allOf": [
-                {
-                  "$ref": "#/definitions/tagSet"
-                }
-              ]
+              }
             }
-          }
+          ]
         },
         "channel": {
           "type": "string",
@@ -716,17 +785,17 @@ public enum JSONSchemaText {
           ]
         },
         "handoff": {
-          "type": "object",
-          "description": "Hand the conversation to a human agent: write the handoff system message, mark the conversation as waiting for an agent, and (if the bot says so) notify agents. After a handoff the bot stays silent except for rules with while_waiting: true.",
-          "additionalProperties": false,
-          "required": [
-            "reason"
+          "type": [
+            "object",
+            "null"
           ],
+          "description": "Hand the conversation to a human agent: write the handoff system message, mark the conversation as waiting for an agent, and (if the bot says so) notify agents. After a handoff the bot stays silent except for rules with while_waiting: true. Write {reason: ..., queue: ...}, or nothing after the colon for all defaults.",
+          "additionalProperties": false,
           "properties": {
             "reason": {
               "type": "string",
-              "pattern": "^[a-z0-9][a-z0-9-]*$",
-              "description": "Why the bot handed off, for agents, reports and metrics: lowercase letters, digits and '-'. Examples: asked-for-human, threshold.",
+              "minLength": 1,
+              "description": "Why the bot handed off, for agents, reports and metrics; short, like asked-for-human or threshold. Default: the rule's id.",
               "examples": [
                 "asked-for-human",
                 "threshold"
@@ -735,7 +804,6 @@ public enum JSONSchemaText {
             "queue": {
               "type": "string",
               "minLength": 1,
-              "pattern": "^\\S+$",
               "description": "The agent queue to hand off to. Default: handoff.queue in bot.yaml."
             },
             "priority": {
@@ -776,32 +844,38 @@ public enum JSONSchemaText {
           ]
         },
         "notify": {
-          "type": "object",
-          "description": "Notify agents without handing off; the bot keeps the conversation.",
-          "additionalProperties": false,
-          "required": [
-            "text"
-          ],
-          "properties": {
-            "text": {
-              "description": "What the agents are told.",
-              "allOf": [
-                {
-                  "$ref": "#/definitions/template"
-                }
-              ]
+          "description": "Notify agents without handing off; the bot keeps the conversation. A text, or {text, queue}.",
+          "anyOf": [
+            {
+              "$ref": "#/definitions/template"
             },
-            "queue": {
-              "type": "string",
-              "minLength": 1,
-              "pattern": "^\\S+$",
-              "description": "The agent queue to notify. Default: handoff.queue in bot.yaml."
+            {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "text"
+              ],
+              "properties": {
+                "text": {
+                  "description": "What the agents are told.",
+                  "allOf": [
+                    {
+                      "$ref": "#/definitions/template"
+                    }
+                  ]
+                },
+                "queue": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "The agent queue to notify. Default: handoff.queue in bot.yaml."
+                }
+              }
             }
-          }
+          ]
         },
         "set": {
           "type": "object",
-          "description": "Set conversation metadata (shown to agents and kept with the conversation). Example: {topic: refund}.",
+          "description": "Set conversation metadata (shown to agents and kept with the conversation; replies can read it back as {{metadata.KEY}}). Example: {topic: refund}.",
           "minProperties": 1,
           "propertyNames": {
             "pattern": "^[A-Za-z_][A-Za-z0-9_.-]*$"
@@ -818,12 +892,19 @@ public enum JSONSchemaText {
       }
     },
     "actions": {
-      "type": "array",
-      "minItems": 1,
-      "description": "Actions, carried out in order. Each item is one action: reply, system, handoff, tag, untag, notify or set.",
-      "items": {
-        "$ref": "#/definitions/action"
-      }
+      "description": "Actions, carried out in order: a list whose items are each one action (reply, system, handoff, tag, untag, notify or set). A single action may also be written without the list.",
+      "anyOf": [
+        {
+          "type": "array",
+          "minItems": 1,
+          "items": {
+            "$ref": "#/definitions/action"
+          }
+        },
+        {
+          "$ref": "#/definitions/action"
+        }
+      ]
     },
     "rule": {
       "type": "object",
@@ -831,14 +912,13 @@ public enum JSONSchemaText {
       "additionalProperties": false,
       "required": [
         "id",
-        "when",
         "then"
       ],
       "properties": {
         "id": {
           "type": "string",
-          "pattern": "^[a-z0-9][a-z0-9-]*$",
-          "description": "The rule's name, unique within the bot (across all its rule files): lowercase letters, digits and '-'. It appears in logs, reports, tests and `usher explain`."
+          "pattern": "^[a-z0-9][a-z0-9_-]*$",
+          "description": "The rule's name, unique within the bot (across all its rule files): lowercase letters, digits, '-' and '_'. It appears in logs, reports, tests and `usher explain`."
         },
         "description": {
           "type": "string",
@@ -847,6 +927,8 @@ public enum JSONSchemaText {
         "priority": {
           "type": "integer",
           "default": 0,
+          "minimum": -1000000,
+          "maximum": 1000000,
           "description": "Higher runs first (default 0). Rules with the same priority keep the order of bot.yaml's `rules` list, then their order in the file."
         },
         "continue": {
@@ -860,7 +942,7 @@ public enum JSONSchemaText {
           "description": "true: fire at most once per session."
         },
         "cooldown": {
-          "description": "After firing, skip this rule for this long in the same conversation. A number followed by s (seconds), m (minutes), h (hours) or d (days), with no space: 30s, 10m, 2h, 1d.",
+          "description": "After firing, skip this rule for this long in the same conversation. A number followed by s (seconds), m (minutes), h (hours), d (days) or w (weeks), with no space: 30s, 10m, 2h, 1d; parts can be combined, as in 1h30m.",
           "allOf": [
             {
               "$ref": "#/definitions/duration"
@@ -875,10 +957,10 @@ public enum JSONSchemaText {
         "while_waiting": {
           "type": "boolean",
           "default": false,
-          "description": "true: this rule may speak while the conversation waits for an agent after a handoff (for example \"An agent will be with you shortly.\"). Give such rules a cooldown."
+          "description": "true: this rule may also speak while the conversation waits for an agent after a handoff (for example \"An agent will be with you shortly.\"). While waiting, only such rules run. Give them a cooldown."
         },
         "when": {
-          "description": "The conditions under which the rule fires. Every key must hold.",
+          "description": "The conditions under which the rule fires. Every key must hold. Without `when` the rule matches every message.",
           "allOf": [
             {
               "$ref": "#/definitions/condition"
