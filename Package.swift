@@ -45,6 +45,6 @@ let package = Package(
         .testTarget(name: "UsherTextTests", dependencies: ["UsherText"]),
         .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML"]),
         .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules"]),
-        .testTarget(name: "UsherCLITests", dependencies: []),
+        .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots"]),
     ]
 )

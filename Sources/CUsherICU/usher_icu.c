@@ -51,6 +51,18 @@ static void buffer_free(Buffer16 *b) {
     if (b->units != b->stack) free(b->units);
 }
 
+/* Unicode's White_Space property: a fixed list since Unicode 6.3. */
+static int is_white_space(UChar32 c) {
+    if (c < 0x80) return c == 0x20 || (c >= 0x09 && c <= 0x0D);
+    return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
+           c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* General category Cc: C0 and C1 controls. */
+static int is_control(UChar32 c) {
+    return c < 0x20 || (c >= 0x7F && c <= 0x9F);
+}
+
 /*
  * Drops control characters that are not white space, collapses white space runs to one U+0020
  * and trims both ends, in place. NFKC_Casefold has already removed the default-ignorable
@@ -62,11 +74,11 @@ static void clean_spaces(Buffer16 *b) {
     while (read < b->length) {
         UChar32 c;
         U16_NEXT(b->units, read, b->length, c);
-        if (u_isUWhiteSpace(c)) {
+        if (is_white_space(c)) {
             pendingSpace = write > 0;
             continue;
         }
-        if (u_charType(c) == U_CONTROL_CHAR) continue;
+        if (is_control(c)) continue;
         if (pendingSpace) {
             b->units[write++] = 0x20;
             pendingSpace = 0;
@@ -114,7 +126,8 @@ static UErrorCode fold_accents(const Buffer16 *in, Buffer16 *out, const UNormali
         }
         UChar32 c;
         U16_NEXT(in->units, read, in->length, c);
-        if (c < 0xC0) {
+        /* Below U+00C0 and in the CJK, Yi and Hangul blocks nothing carries an accent. */
+        if (c < 0xC0 || (c >= 0x2E80 && c < 0xD800)) {
             out->units[out->length++] = (UChar)c;
             continue;
         }
@@ -128,10 +141,12 @@ static UErrorCode fold_accents(const Buffer16 *in, Buffer16 *out, const UNormali
         UErrorCode err = U_ZERO_ERROR;
         int32_t length = c == 0x0439 /* й is a letter of its own, not an accented и */
             ? -1 : unorm2_getDecomposition(nfd, c, decomposition, 32, &err);
+        /* Only letters lose their accents: ≠ (= with a combining overlay) stays ≠. */
         int hasAccent = 0;
         for (int32_t i = 0; i < length && U_SUCCESS(err);) {
             UChar32 d;
             U16_NEXT(decomposition, i, length, d);
+            if (i == U16_LENGTH(d) && !u_isalpha(d)) break;
             if (is_accent(d)) hasAccent = 1;
         }
         if (length <= 0 || U_FAILURE(err) || !hasAccent) {

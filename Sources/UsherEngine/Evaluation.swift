@@ -39,8 +39,12 @@ struct Evaluation {
                 record(rule, .notReached("'\(winner)' fired first"))
                 continue
             }
-            if waiting && !rule.whileWaiting {
-                record(rule, .notReached("the conversation is waiting for an agent and the rule has no 'while_waiting: true'"))
+            // `while_waiting: true` rules speak only while the conversation waits for an agent;
+            // every other rule only while the bot owns it.
+            if waiting != rule.whileWaiting {
+                record(rule, .notReached(waiting
+                    ? "the conversation is waiting for an agent and the rule has no 'while_waiting: true'"
+                    : "the rule has 'while_waiting: true': it runs only while the conversation waits for an agent"))
                 continue
             }
             guard rule.enabled else { record(rule, .disabled); continue }
@@ -153,7 +157,7 @@ struct Evaluation {
         case let .regex(ids):
             let limited = ids.filter { if case .limitHit = matcher.match(pattern: $0, rule: rule) { true } else { false } }
             if !limited.isEmpty { return "regex hit its \(limited.map { matcher.limitName($0) }.joined(separator: ", ")) (counted as no match)" }
-            return "no match for regex " + ids.map { "'\(ruleSet.patterns[$0].source)'" }.joined(separator: ", ")
+            return "no match for regex " + ids.map { "'\(Self.abbreviate(ruleSet.patterns[$0].source))'" }.joined(separator: ", ")
         case let .customerMessages(r): return "customer_messages is \(state.customerMessages), needs \(r)"
         case let .botReplies(r): return "bot_replies is \(state.botReplies), needs \(r)"
         case let .fallbacksInARow(r): return "fallbacks_in_a_row is \(state.fallbacksInARow), needs \(r)"
@@ -213,4 +217,7 @@ struct Evaluation {
     }
 
     static func span(_ t: TimeInterval) -> String { DurationText.format(t) }
+
+    /// Long patterns are cut for traces: the rule's file has the whole text.
+    static func abbreviate(_ s: String) -> String { s.count <= 40 ? s : s.prefix(39) + "…" }
 }

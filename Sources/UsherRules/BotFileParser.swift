@@ -106,7 +106,7 @@ struct BotFileParser {
         var handoff = BotConfig.HandoffDefaults.seed
         if let node = m["handoff"], let h = reader.mapping(node, "'handoff'", allowed: ["system_message", "queue", "notify"]) {
             if let n = h["system_message"], let s = reader.text(n, "'system_message'") {
-                if let t = TemplateParser(reader: reader, allowed: BuiltinVariables.all, context: "the handoff message").parse(s, n) {
+                if let t = TemplateParser(reader: reader, captures: [], context: "the handoff message").parse(s, n) {
                     handoff.systemMessage = t
                 } else { ok = false }
             }
@@ -120,9 +120,14 @@ struct BotFileParser {
                          loopGuard: loopGuard, handoff: handoff, path: path)
     }
 
-    static func isValidID(_ s: String) -> Bool {
-        guard let f = s.unicodeScalars.first, ("a"..."z").contains(f) || ("0"..."9").contains(f) else { return false }
-        return s.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+    /// Lowercase letters, digits and '-' (and '_' for rule and list names), starting with a
+    /// letter or digit.
+    static func isValidID(_ s: String, allowUnderscore: Bool = false) -> Bool {
+        guard let f = s.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(f) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(f) else { return false }
+        return s.utf8.allSatisfy {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                || $0 == UInt8(ascii: "-") || (allowUnderscore && $0 == UInt8(ascii: "_"))
+        }
     }
 
     /// Expands a relative path or glob against `dir`, sorted.

@@ -97,7 +97,7 @@ final class NodeReader {
 
     func integer(_ node: YAMLNode, _ what: String, in range: ClosedRange<Int>) -> Int? {
         guard let s = text(node, what) else { return nil }
-        guard let n = Int(s.replacingOccurrences(of: "_", with: "")) else {
+        guard let n = Int(s) ?? Int(s.filter { $0 != "_" }) else {
             error("wrong-type", "expected a whole number for \(what), found '\(s)'", at: node)
             return nil
         }

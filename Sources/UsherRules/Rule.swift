@@ -1,30 +1,31 @@
 public import UsherDiagnostics
 public import Foundation
 
-/// One validated rule, ready for the engine.
-public struct Rule: Sendable {
-    public var id: String
-    public var description: String?
-    public var priority: Int
+/// One validated rule, ready for the engine. Immutable; a class so the engine reads rules
+/// without copying them.
+public final class Rule: Sendable {
+    public let id: String
+    public let description: String?
+    public let priority: Int
     /// `continue: true` lets later rules fire too.
-    public var continues: Bool
+    public let continues: Bool
     /// At most once per session.
-    public var once: Bool
+    public let once: Bool
     /// Not again within this many seconds.
-    public var cooldown: TimeInterval?
-    public var enabled: Bool
+    public let cooldown: TimeInterval?
+    public let enabled: Bool
     /// May speak while the conversation waits for an agent.
-    public var whileWaiting: Bool
+    public let whileWaiting: Bool
     /// `nil`: always holds.
-    public var when: Condition?
-    public var unless: Condition?
-    public var actions: [Action]
+    public let when: Condition?
+    public let unless: Condition?
+    public let actions: [Action]
     /// Named captures the rule's `when` regexes can set.
-    public var captureNames: Set<String>
+    public let captureNames: Set<String>
     /// Where the rule's `id` is written.
-    public var location: SourceLocation
+    public let location: SourceLocation
     /// Position in bot.yaml order, then file order — the tie-breaker for equal priorities.
-    public var declarationOrder: Int
+    public let declarationOrder: Int
 
     public init(id: String, description: String? = nil, priority: Int = 0, continues: Bool = false,
                 once: Bool = false, cooldown: TimeInterval? = nil, enabled: Bool = true,

@@ -55,7 +55,7 @@ final class RuleCompiler {
             if let pairs = node.mapping {
                 for pair in pairs {
                     guard let name = pair.key.scalar else { continue }
-                    if !BotFileParser.isValidID(name.replacingOccurrences(of: "_", with: "-")) {
+                    if !BotFileParser.isValidID(name, allowUnderscore: true) {
                         reader.error("invalid-id", "'\(name)' is not a valid list name; use lowercase letters, digits, '-' and '_'", at: pair.key)
                         continue
                     }
@@ -103,7 +103,7 @@ final class RuleCompiler {
         guard let idNode = reader.require(m["id"], "id", in: node, "this rule", example: "id: refund"),
               let id = reader.text(idNode, "'id'") else { return }
         var ok = true
-        if !BotFileParser.isValidID(id.replacingOccurrences(of: "_", with: "-")) {
+        if !BotFileParser.isValidID(id, allowUnderscore: true) {
             reader.error("invalid-id", "'\(id)' is not a valid rule id; use lowercase letters, digits, '-' and '_', like 'order-number'", at: idNode)
             ok = false
         }
@@ -151,8 +151,8 @@ final class RuleCompiler {
             return
         }
         // When `when` did not compile its captures are unknown: do not guess at template variables.
-        let allowed: Set<String>? = m["when"] != nil && when == nil ? nil : captures.union(BuiltinVariables.all)
-        guard var actions = compileActions(reader, thenNode, captures: allowed, context: context), ok,
+        let known: Set<String>? = m["when"] != nil && when == nil ? nil : captures
+        guard var actions = compileActions(reader, thenNode, captures: known, context: context), ok,
               let priority else { return }
         actions = Self.defaultingHandoffReason(actions, to: id)
         rules.append(Rule(id: id, description: description, priority: priority, continues: continues, once: once,
@@ -435,7 +435,7 @@ final class RuleCompiler {
             reader.error("no-actions", "\(context) has no actions; add at least one, like '- reply: \"…\"'", at: node)
             return nil
         }
-        let templates = TemplateParser(reader: reader, allowed: captures.map { $0.union(BuiltinVariables.all) }, context: context)
+        let templates = TemplateParser(reader: reader, captures: captures, context: context)
         var actions: [Action] = []
         var ok = true
         for item in items {

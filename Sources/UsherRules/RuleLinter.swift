@@ -12,8 +12,14 @@ public struct RuleLinter {
         var out: [Diagnostic] = []
         let rules = ruleSet.rules
         let handoff = thresholdHandoff()
+        // Only rules without a text condition can shadow others: collect them once, so linting
+        // stays linear in the number of rules.
+        let shadowers = rules.indices.filter { i in
+            let e = rules[i]
+            return e.isUnguarded && e.unless == nil && (e.when == nil || e.when!.customerMessageRange != nil)
+        }
         for (i, rule) in rules.enumerated() where rule.enabled {
-            if let e = shadower(of: i) {
+            if let e = shadower(of: i, among: shadowers) {
                 let why = e.when == nil ? "has no condition" : "matches every message with customer_messages \(e.when!.customerMessageRange!)"
                 out.append(.warning("shadowed-rule",
                     "rule '\(rule.id)' can never fire: rule '\(e.id)' comes first (priority \(e.priority)) and \(why), so it always wins; raise this rule's priority or narrow '\(e.id)'",
@@ -44,11 +50,13 @@ public struct RuleLinter {
     }
 
     /// An earlier rule that always wins over rule `i`.
-    private func shadower(of i: Int) -> Rule? {
+    private func shadower(of i: Int, among candidates: [Int]) -> Rule? {
         let rule = ruleSet.rules[i]
         let range = rule.when?.impliedCustomerMessageRange ?? CountRange()
-        for e in ruleSet.rules[..<i] where e.isUnguarded && e.unless == nil {
-            if rule.whileWaiting && !e.whileWaiting { continue }   // while waiting only such rules run
+        for j in candidates {
+            guard j < i else { break }
+            let e = ruleSet.rules[j]
+            if rule.whileWaiting != e.whileWaiting { continue }   // they never run in the same state
             guard let when = e.when else { return e }
             if let r = when.customerMessageRange, range.isSubset(of: r) { return e }
         }
@@ -58,7 +66,7 @@ public struct RuleLinter {
     /// A threshold-only, unguarded handoff rule `customer_messages: {at_least: N}`: the bot is
     /// silent after the Nth customer message of a session.
     private func thresholdHandoff() -> (Rule, Int)? {
-        for rule in ruleSet.rules where rule.isUnguarded && rule.unless == nil && rule.actions.contains(where: \.isHandoff) {
+        for rule in ruleSet.rules where rule.isUnguarded && !rule.whileWaiting && rule.unless == nil && rule.actions.contains(where: \.isHandoff) {
             if let r = rule.when?.customerMessageRange, r.upper == nil, r.lower >= 1 { return (rule, r.lower) }
         }
         return nil

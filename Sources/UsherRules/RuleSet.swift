@@ -2,7 +2,8 @@ public import UsherDiagnostics
 public import UsherText
 
 /// A bot's whole, validated rule set: immutable, shareable, swapped atomically on reload.
-public struct RuleSet: Sendable {
+/// A class, so that handing it around the hot path costs one reference count, not one per field.
+public final class RuleSet: Sendable {
     public let bot: BotConfig
     /// Rules in evaluation order: priority descending, then declaration order.
     public let rules: [Rule]

@@ -15,9 +15,9 @@ public enum BuiltinVariables {
 /// Parses a template in a YAML scalar and checks that each variable can be set.
 struct TemplateParser {
     let reader: NodeReader
-    /// Variables that can be set here: built-ins plus the rule's regex captures; `nil` when they
-    /// are unknown (the rule's condition has errors), and then variables are not checked.
-    let allowed: Set<String>?
+    /// The rule's regex captures (built-ins are always allowed); `nil` when they are unknown
+    /// (the rule's condition has errors), and then variables are not checked.
+    let captures: Set<String>?
     /// "rule 'refund'", for messages.
     let context: String
 
@@ -34,8 +34,10 @@ struct TemplateParser {
                 case let .literal(s):
                     offset += s.unicodeScalars.count
                 case let .variable(name, fallback):
-                    if let allowed, !allowed.contains(name), !BuiltinVariables.isMetadata(name) {
-                        let captures = allowed.subtracting(BuiltinVariables.all).sorted()
+                    if let captures, !captures.contains(name), !BuiltinVariables.all.contains(name),
+                       !BuiltinVariables.isMetadata(name) {
+                        let allowed = captures.union(BuiltinVariables.all)
+                        let captures = captures.sorted()
                         let why = captures.isEmpty
                             ? "\(context) has no regex with named groups"
                             : "\(context) can capture only \(captures.map { "'\($0)'" }.joined(separator: ", "))"

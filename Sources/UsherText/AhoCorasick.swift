@@ -216,19 +216,49 @@ struct AhoCorasick: Sendable {
             let dense = base + layout.dense
             let sparseBase = self.sparseBase
             let input = text.baseAddress!
-            var reference: Int32 = 0
-            for index in 0..<text.count {
-                let cls = classOf[Int(input[index])]
-                var next = reference < sparseBase
-                    ? dense[Int(reference &+ cls)]
-                    : sparseStep(from: reference, cls, in: base)
-                if next & Self.reportBit != 0 {
-                    next &= ~Self.reportBit
-                    report(reference: next, end: index + 1, in: base, body)
+            let count = text.count
+            var index = 0
+            var reference: Int32 = 0  // a dense state at the top of the fast loop
+            while index < count {
+                var next: Int32
+                (index, reference, next) = Self.denseRun(
+                    input, from: index, to: count, classOf: classOf, dense: dense,
+                    sparseBase: sparseBase, reference: reference)
+                if next < sparseBase { break }
+                // The slow path, a byte at a time until the automaton is back in a dense state.
+                while true {
+                    if next & Self.reportBit != 0 {
+                        next &= ~Self.reportBit
+                        report(reference: next, end: index, in: base, body)
+                    }
+                    if next < sparseBase || index == count { break }
+                    next = sparseStep(from: next, classOf[Int(input[index])], in: base)
+                    index += 1
                 }
                 reference = next
             }
         }
+    }
+
+    /// The fast loop: follows dense transitions from `reference` until the end of the input or a
+    /// transition to a sparse state or one where a pattern ends. Returns the index after the last
+    /// byte read, the last dense reference, and the transition that stopped the loop (a dense
+    /// reference when the input ran out). Kept out of line and free of calls so that everything
+    /// stays in registers.
+    @inline(never)
+    private static func denseRun(
+        _ input: UnsafePointer<UInt8>, from start: Int, to count: Int,
+        classOf: UnsafePointer<Int32>, dense: UnsafePointer<Int32>, sparseBase: Int32, reference: Int32
+    ) -> (index: Int, reference: Int32, next: Int32) {
+        var index = start
+        var reference = reference
+        while index < count {
+            let next = dense[Int(reference &+ classOf[Int(input[index])])]
+            index &+= 1
+            if next >= sparseBase { return (index, reference, next) }
+            reference = next
+        }
+        return (index, reference, reference)
     }
 
     /// The transition from a sparse state: its own edges, else its failure link's transition.

@@ -3,20 +3,19 @@ public struct KeywordHits: Sendable, Equatable {
     /// The ids found, sorted, each once.
     public let ids: [Int]
 
-    /// Hits from ids in any order, with repeats.
-    init(unsorted ids: [Int]) {
-        if ids.count < 2 {
-            self.ids = ids
-        } else {
-            var sorted = ids.sorted()
+    /// Hits from ids in any order, with repeats; sorts the caller's buffer in place.
+    init(unsorted ids: consuming [Int]) {
+        var ids = ids
+        if ids.count > 1 {
+            ids.sort()
             var write = 1
-            for read in 1..<sorted.count where sorted[read] != sorted[write - 1] {
-                sorted[write] = sorted[read]
+            for read in 1..<ids.count where ids[read] != ids[write - 1] {
+                ids[write] = ids[read]
                 write += 1
             }
-            sorted.removeLast(sorted.count - write)
-            self.ids = sorted
+            ids.removeLast(ids.count - write)
         }
+        self.ids = ids
     }
 
     /// True if the keyword with this id was found.

@@ -30,6 +30,7 @@ public struct KeywordIndex: Sendable {
                     let boundary = boundaries[pattern]
                     if boundary.start && start > 0 && ScalarClass.before(start, in: bytes).continuesWord { return }
                     if boundary.end && end < bytes.count && ScalarClass.at(end, in: bytes).continuesWord { return }
+                    if found.isEmpty { found.reserveCapacity(8) }
                     found.append(ids[pattern])
                 }
             }

@@ -35,7 +35,8 @@ public struct NormalizedText: Sendable {
 
     /// What ICU's path gives for ASCII, by hand: lower case, controls dropped, spaces collapsed.
     static func normalizeASCII(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: input.count) { output, count in
+        if let clean = lowercasedIfClean(input) { return clean }
+        return [UInt8](unsafeUninitializedCapacity: input.count) { output, count in
             var written = 0
             var pendingSpace = false
             for byte in input {
@@ -54,6 +55,52 @@ public struct NormalizedText: Sendable {
             }
             count = written
         }
+    }
+
+    /// The common case, eight bytes at a time: ASCII text with no control characters and no white
+    /// space but single spaces between words only needs lower-casing. Nil when the text is not
+    /// like that.
+    private static func lowercasedIfClean(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let count = input.count
+        guard count > 0 else { return [] }
+        guard input[0] != 0x20, input[count - 1] != 0x20 else { return nil }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // Each yields the high bit of every byte that qualifies; bytes are below 0x80, so no
+        // addition carries into the next byte.
+        func isSpace(_ word: UInt64) -> UInt64 { ~((word ^ (ones &* 0x20)) &+ ones &* 0x7F) & highs }
+        func isControl(_ word: UInt64) -> UInt64 { (~(word &+ ones &* 0x60) | (word &+ ones)) & highs }
+        func lowercased(_ word: UInt64) -> UInt64 {
+            let upper = (word &+ ones &* 0x3F) & ~(word &+ ones &* 0x25) & highs  // 'A'...'Z'
+            return word | upper >> 2
+        }
+        var clean = true
+        let output = [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
+            let source = UnsafeRawPointer(input.baseAddress!)
+            let target = UnsafeMutableRawPointer(output.baseAddress!)
+            var index = 0
+            while index + 9 <= count {
+                let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let next = source.loadUnaligned(fromByteOffset: index + 1, as: UInt64.self)
+                if isControl(word) | isSpace(word) & isSpace(next) != 0 {
+                    clean = false
+                    return
+                }
+                target.storeBytes(of: lowercased(word), toByteOffset: index, as: UInt64.self)
+                index += 8
+            }
+            while index < count {
+                let byte = input[index]
+                if byte < 0x20 || byte == 0x7F || (byte == 0x20 && input[index + 1] == 0x20) {
+                    clean = false
+                    return
+                }
+                output[index] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                index += 1
+            }
+            initialized = count
+        }
+        return clean ? output : nil
     }
 
     /// NFKC_Casefold and accent folding through ICU.

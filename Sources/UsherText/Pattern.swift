@@ -2,10 +2,21 @@ internal import CPCRE2
 
 /// A compiled PCRE2 pattern in UTF and UCP mode, JIT-compiled when the platform allows.
 ///
-/// `@unchecked Sendable`: PCRE2 documents compiled code (JIT code included) as read-only once
-/// compiled and safe to use from several threads at once, and the match context here is never
-/// changed after `init`. What is per match — the match data with its ovector and backtracking
-/// frames — is created for each call and never shared.
+/// `@unchecked Sendable`: pcre2api(3), "Multithreading": a compiled pattern "is thread-safe, that
+/// is, the same compiled pattern can be used by more than one thread simultaneously" (JIT
+/// compilation happens once, in `init`), and a context whose values never change "can be used by
+/// all the threads" — the match context here is set up in `init` and never changed. What must be
+/// per thread is per call or per thread: the match data (ovector and backtracking frames) is
+/// created for each call, the deadline lives in the calling thread's `MatchClock`, and the JIT
+/// stack is PCRE2's default 32 KiB on the calling thread's own stack.
+///
+/// Limits: PCRE2 counts its match limit afresh at every start position, so on a long message a
+/// pattern that does just under the limit's work at each position could run for seconds. Each
+/// pattern is therefore compiled twice: as written, for messages up to `guardedLength` bytes
+/// (where positions × match limit stays small), and with a callout, `(?C255)`, at its start
+/// (after any `(*UTF)`-style options), which PCRE2 calls at each start position it tries and which
+/// ends the match once `PatternLimits.timeLimit` has passed. The callout costs some 30 ns per
+/// position tried and can turn off PCRE2's fastest start-of-match scanning, hence not always.
 public final class Pattern: @unchecked Sendable {
     /// The pattern as written.
     public let source: String
@@ -16,13 +27,20 @@ public final class Pattern: @unchecked Sendable {
     /// True when the pattern runs as JIT code.
     public let isJIT: Bool
     /// True if the pattern matches the empty string (it would fire on an empty message).
-    public private(set) var matchesEmpty = false
+    public let matchesEmpty: Bool
+
+    /// Subjects longer than this run the code with the start callout.
+    static let guardedLength = 256
 
     private let code: OpaquePointer
+    /// The same pattern with the start callout; nil if it did not compile (never seen).
+    private let guardedCode: OpaquePointer?
     private let context: OpaquePointer
     /// (name, group number) in name-table order; a name may repeat with `(?J)` or `(?|`.
     private let groups: [(name: String, number: Int)]
     private let syntax: PatternSyntax?
+
+    private static let options = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C
 
     /// Compiles `source`, throwing PCRE2's message and the offset in Unicode scalars on error.
     public init(_ source: String, limits: PatternLimits = .default) throws(PatternError) {
@@ -30,13 +48,7 @@ public final class Pattern: @unchecked Sendable {
         self.limits = limits
         var errorCode: Int32 = 0
         var errorOffset = 0
-        let options = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C
-        let compiled = source.withUTF8Bytes { bytes in
-            withNonNullBase(bytes) { base, count in
-                pcre2_compile_8(base, count, options, &errorCode, &errorOffset, nil)
-            }
-        }
-        guard let compiled else {
+        guard let compiled = Self.compile(source, &errorCode, &errorOffset) else {
             let scalars = source.utf8.prefix(errorOffset).reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
             throw PatternError(message: Self.errorMessage(errorCode), offset: scalars)
         }
@@ -45,11 +57,14 @@ public final class Pattern: @unchecked Sendable {
             throw PatternError(message: "out of memory", offset: 0)
         }
         code = compiled
+        guardedCode = Self.compile(Self.withStartCallout(source), &errorCode, &errorOffset)
         self.context = context
         pcre2_set_match_limit_8(context, limits.matchLimit)
         pcre2_set_depth_limit_8(context, limits.depthLimit)
         pcre2_set_heap_limit_8(context, limits.heapLimitKiB)
+        pcre2_set_callout_8(context, MatchClock.callout, nil)
         isJIT = pcre2_jit_compile_8(compiled, PCRE2_JIT_COMPLETE) == 0
+        if let guardedCode { _ = pcre2_jit_compile_8(guardedCode, PCRE2_JIT_COMPLETE) }
 
         var nameCount: UInt32 = 0
         var entrySize: UInt32 = 0
@@ -72,13 +87,16 @@ public final class Pattern: @unchecked Sendable {
             names.append(group.name)
         }
         captureNames = names
+        let empty = Self.run(code: compiled, context: context, groups: groups,
+                             text: UnsafeBufferPointer(start: nil, count: 0), options: 0, timeLimit: nil)
+        matchesEmpty = if case .match = empty { true } else { false }
         syntax = PatternSyntax(source)
-        if case .match = match("") { matchesEmpty = true }
     }
 
     deinit {
         pcre2_match_context_free_8(context)
         pcre2_code_free_8(code)
+        if let guardedCode { pcre2_code_free_8(guardedCode) }
     }
 
     /// True for a repetition of something that itself repeats, like `(a+)+` or `(\w+\s?)*`, which
@@ -94,17 +112,57 @@ public final class Pattern: @unchecked Sendable {
     /// Runs the pattern over `text`.
     public func match(_ text: String) -> PatternMatch {
         // Swift strings are valid UTF-8, so PCRE2 need not check.
-        text.withUTF8Bytes { run($0, options: PCRE2_NO_UTF_CHECK) }
+        text.withUTF8Bytes { match($0, options: PCRE2_NO_UTF_CHECK) }
     }
 
     /// Runs the pattern over UTF-8 bytes; invalid UTF-8 gives `.noMatch`.
     public func match(utf8 text: UnsafeBufferPointer<UInt8>) -> PatternMatch {
-        run(text, options: 0)
+        match(text, options: 0)
     }
 
-    private func run(_ text: UnsafeBufferPointer<UInt8>, options: UInt32) -> PatternMatch {
+    private func match(_ text: UnsafeBufferPointer<UInt8>, options: UInt32) -> PatternMatch {
+        let guarded = text.count > Self.guardedLength ? guardedCode : nil
+        return Self.run(code: guarded ?? code, context: context, groups: groups, text: text, options: options,
+                        timeLimit: guarded == nil ? nil : limits.timeLimit)
+    }
+
+    private static func compile(_ source: String, _ errorCode: inout Int32, _ errorOffset: inout Int) -> OpaquePointer? {
+        source.withUTF8Bytes { bytes in
+            withNonNullBase(bytes) { base, count in
+                pcre2_compile_8(base, count, options, &errorCode, &errorOffset, nil)
+            }
+        }
+    }
+
+    /// `source` with the start callout after its leading `(*UTF)`-style options.
+    private static func withStartCallout(_ source: String) -> String {
+        let bytes = Array(source.utf8)
+        var offset = 0
+        // Options such as (*UTF), (*NO_JIT), (*LIMIT_MATCH=100) are only allowed at the very start.
+        while offset + 2 < bytes.count && bytes[offset] == UInt8(ascii: "(") && bytes[offset + 1] == UInt8(ascii: "*") {
+            var end = offset + 2
+            while end < bytes.count && (bytes[end] == UInt8(ascii: "_") || (bytes[end] >= 0x41 && bytes[end] <= 0x5A)) {
+                end += 1
+            }
+            if end < bytes.count && bytes[end] == UInt8(ascii: "=") {
+                end += 1
+                while end < bytes.count && bytes[end] >= 0x30 && bytes[end] <= 0x39 { end += 1 }
+            }
+            guard end > offset + 2, end < bytes.count, bytes[end] == UInt8(ascii: ")") else { break }
+            offset = end + 1
+        }
+        return String(decoding: bytes[..<offset], as: UTF8.self) + "(?C255)"
+            + String(decoding: bytes[offset...], as: UTF8.self)
+    }
+
+    private static func run(
+        code: OpaquePointer, context: OpaquePointer, groups: [(name: String, number: Int)],
+        text: UnsafeBufferPointer<UInt8>, options: UInt32, timeLimit: Duration?
+    ) -> PatternMatch {
         guard let data = pcre2_match_data_create_from_pattern_8(code, nil) else { return .limitHit("heap limit") }
         defer { pcre2_match_data_free_8(data) }
+        let clock = MatchClock.current
+        clock.pointee.start(timeLimit: timeLimit)
         let result = withNonNullBase(text) { base, count in
             var result = pcre2_match_8(code, base, count, 0, options, data, context)
             if result == PCRE2_ERROR_JIT_STACKLIMIT {
@@ -114,6 +172,7 @@ public final class Pattern: @unchecked Sendable {
             }
             return result
         }
+        if clock.pointee.expired { return .limitHit("time limit") }
         switch result {
         case PCRE2_ERROR_NOMATCH:
             return .noMatch
@@ -126,7 +185,7 @@ public final class Pattern: @unchecked Sendable {
         case PCRE2_ERROR_UTF8_ERR21...PCRE2_ERROR_UTF8_ERR1:
             return .noMatch
         case ..<0:
-            return .limitHit(Self.errorMessage(result))
+            return .limitHit(errorMessage(result))
         default:
             break
         }

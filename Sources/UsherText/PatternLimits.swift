@@ -6,14 +6,19 @@ public struct PatternLimits: Sendable, Equatable {
     public var depthLimit: UInt32
     /// The heap the interpreter may use for backtracking, in KiB.
     public var heapLimitKiB: UInt32
+    /// Wall-clock time one match may take, checked at every start position. PCRE2's own limits
+    /// count per start position, so this is what bounds a long message.
+    public var timeLimit: Duration
 
-    public init(matchLimit: UInt32, depthLimit: UInt32, heapLimitKiB: UInt32) {
+    public init(matchLimit: UInt32, depthLimit: UInt32, heapLimitKiB: UInt32, timeLimit: Duration = .milliseconds(50)) {
         self.matchLimit = matchLimit
         self.depthLimit = depthLimit
         self.heapLimitKiB = heapLimitKiB
+        self.timeLimit = timeLimit
     }
 
     /// Limits that legitimate patterns do not reach on a 16 KiB message, while a catastrophic
-    /// one such as `(a+)+$` gives up within milliseconds.
-    public static let `default` = PatternLimits(matchLimit: 1_000_000, depthLimit: 100_000, heapLimitKiB: 20_480)
+    /// one such as `(a+)+$` gives up within milliseconds, and no match runs much past 50 ms.
+    public static let `default` = PatternLimits(
+        matchLimit: 1_000_000, depthLimit: 100_000, heapLimitKiB: 20_480, timeLimit: .milliseconds(50))
 }

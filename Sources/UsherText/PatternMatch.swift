@@ -4,7 +4,8 @@ public enum PatternMatch: Sendable, Equatable {
     case noMatch
     /// The pattern occurs; `captures` holds the named groups that took part in the first match.
     case match(captures: [String: String])
-    /// PCRE2 gave up: "match limit", "depth limit" or "heap limit" (or, for anything else that
-    /// should never happen, PCRE2's error text). Counts as no match, and should be reported.
+    /// The match gave up: "match limit", "depth limit", "heap limit" or "time limit" (or, for
+    /// anything else that should never happen, PCRE2's error text). Counts as no match, and
+    /// should be reported.
     case limitHit(String)
 }

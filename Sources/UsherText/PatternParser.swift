@@ -483,7 +483,7 @@ struct PatternParser {
                 if high.value < 0x80 {
                     for value in low.value...high.value { set.insert(Unicode.Scalar(value)!, caseless: options.caseless) }
                 } else {
-                    for value in low.value..<Swift.min(high.value + 1, 0x80) {
+                    for value in low.value..<Swift.max(low.value, Swift.min(high.value + 1, 0x80)) {
                         set.insert(Unicode.Scalar(value)!, caseless: options.caseless)
                     }
                     set = set.union(CharSet(low: 0, high: 0, other: 7, isExact: true))

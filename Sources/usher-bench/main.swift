@@ -9,7 +9,15 @@ import UsherEngine
 import UsherRules
 import UsherText
 
+// Rule files are read relative to the repository root, wherever the bench is started from.
+FileManager.default.changeCurrentDirectoryPath(
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path)
+
 let quick = CommandLine.arguments.contains("--quick")
+/// `--only support` or `--only scale`: run one part (for profiling).
+let only: String? = CommandLine.arguments.firstIndex(of: "--only").flatMap {
+    CommandLine.arguments.indices.contains($0 + 1) ? CommandLine.arguments[$0 + 1] : nil
+}
 
 /// Best of `rounds` runs of `body` over `iterations`, in nanoseconds per iteration.
 func measure(iterations: Int, rounds: Int = 5, _ body: (Int) -> Void) -> Double {
@@ -143,5 +151,9 @@ func scale() {
 }
 
 print("usher-bench (\(quick ? "quick" : "full") run, release build expected; \(ProcessInfo.processInfo.activeProcessorCount) cores)")
-supportDecisions()
-scale()
+if only == nil || only == "support" { supportDecisions() }
+if only == nil || only == "scale" { scale() }
+if only == "compile" {
+    let files = syntheticBot(rules: 10_000)
+    for _ in 0..<3 { _ = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files) }
+}

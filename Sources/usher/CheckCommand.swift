@@ -59,8 +59,10 @@ enum CheckCommand: Command {
             printer.add(result.sources)
             for d in result.diagnostics where !diagnostics.contains(d) { diagnostics.append(d) }
             usedRuleFiles.formUnion(result.sources.map(\.path))
+            let own = result.diagnostics.filter { $0.severity == .error }.count
             var summary: [String: Any] = ["path": target.path, "kind": target.isBot ? "bot" : "rules",
-                                          "files": result.sources.map(\.path), "loaded": result.ruleSet != nil]
+                                          "files": result.sources.map(\.path), "loaded": result.ruleSet != nil,
+                                          "errors": own]
             if let rs = result.ruleSet {
                 summary["rules"] = rs.rules.count
                 summary["version"] = rs.version
@@ -80,13 +82,16 @@ enum CheckCommand: Command {
                 "diagnostics": diagnostics.sortedForDisplay().map(jsonObject),
                 "errors": errors, "warnings": warnings,
             ]
-            let data = try! JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+            let data = try! JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             Terminal.out(String(decoding: data, as: UTF8.self) + "\n")
         } else {
             Terminal.out(printer.render(all: diagnostics))
             for s in summaries {
                 let path = s["path"] as! String
-                guard s["loaded"] as! Bool else { Terminal.out("\(path): not loaded\n"); continue }
+                guard s["loaded"] as! Bool else {
+                    Terminal.out("\(path): not loaded, \(plural(s["errors"] as! Int, "error"))\n")
+                    continue
+                }
                 let files = (s["files"] as! [String]).count
                 Terminal.out("\(path): \(s["rules"] as! Int) rules in \(files) file\(files == 1 ? "" : "s"), version \(s["version"] as! String)\n")
             }

@@ -21,7 +21,7 @@ struct ExplainReport {
         out += "message: \"\(text)\"\n"
         out += "context: customer message \(s.customerMessages) of the session, \(f.string(from: now)) \(bot.timeZone.identifier), owner \(ownerBefore)\n\n"
 
-        let width = min(28, (decision.trace ?? []).map(\.rule.count).max() ?? 4)
+        let width = max(8, (decision.trace ?? []).map(\.rule.count).max() ?? 8) + 1
         for t in decision.trace ?? [] {
             let (mark, why): (String, String) = switch t.verdict {
             case .fired: (paint("✓", "32"), paint("fired", "32"))
@@ -30,11 +30,11 @@ struct ExplainReport {
             case .disabled: (dim("·"), "disabled (enabled: false)")
             case let .notReached(r): (dim("·"), dim("not reached: \(r)"))
             }
-            out += "  \(mark) \(t.rule.padding(width)) \(dim("priority " + String(t.priority).padding(4))) \(why)\n"
+            out += "  \(mark) \(t.rule.padding(width)) \(dim("priority " + String(t.priority).padding(5))) \(why)\n"
         }
         if ruleSet.fallback != nil {
             let used = decision.outcome == .fallback
-            out += "  \(used ? paint("✓", "32") : dim("·")) \("fallback".padding(width)) \(dim("         ")) \(used ? paint("used: no rule fired", "32") : dim("not used"))\n"
+            out += "  \(used ? paint("✓", "32") : dim("·")) \("fallback".padding(width)) \(dim("              ")) \(used ? paint("used: no rule fired", "32") : dim("not used"))\n"
         }
         out += "\n"
         switch decision.outcome {
@@ -131,7 +131,7 @@ enum DecisionJSON {
         var o = object(d)
         o["bot"] = ruleSet.bot.id
         o["text"] = text
-        let data = try! JSONSerialization.data(withJSONObject: o, options: [.prettyPrinted, .sortedKeys])
+        let data = try! JSONSerialization.data(withJSONObject: o, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }
 }

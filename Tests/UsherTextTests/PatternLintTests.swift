@@ -103,3 +103,60 @@ import UsherText
         #expect(checked == 8)
     }
 }
+
+/// Random patterns from a small grammar against random texts: whenever a pattern matches, one of
+/// its required literals occurs in the text, and the lint and parser never crash.
+@Suite struct RequiredLiteralsPropertyTests {
+    static let atoms = ["a", "b", "k", "S", "退", "é", ".", "\\d", "[ab]", "[^a]", "\\b", "^", "$", "\\w", "\\.", "x"]
+    static let textAlphabet = ["a", "b", "k", "K", "s", "S", "\u{212A}", "\u{017F}", "退", "é", "É", " ", ".", "1", "x", "X"]
+
+    static func pattern(_ depth: Int, _ generator: inout SeededGenerator) -> String {
+        var items: [String] = []
+        for _ in 0..<Int.random(in: 1...4, using: &generator) {
+            var item: String
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0 where depth < 3:
+                item = "(" + pattern(depth + 1, &generator) + "|" + pattern(depth + 1, &generator) + ")"
+            case 1 where depth < 3:
+                item = ["(?:", "(?i:", "(?=", "(?!", "(?>", "(?<n\(depth)>"].randomElement(using: &generator)!
+                    + pattern(depth + 1, &generator) + ")"
+            case 2:
+                item = "(?i)"
+            default:
+                item = atoms.randomElement(using: &generator)!
+            }
+            if !item.hasPrefix("(?i)") && !["\\b", "^", "$"].contains(item) {
+                item += ["", "", "", "?", "*", "+", "{2}", "{1,3}", "+?"].randomElement(using: &generator)!
+            }
+            items.append(item)
+        }
+        return items.joined()
+    }
+
+    @Test func requiredLiteralsAreSound() {
+        var generator = SeededGenerator(seed: 2024)
+        var compiled = 0
+        var withLiterals = 0
+        var matchedWithLiterals = 0
+        for _ in 0..<3_000 {
+            let source = Self.pattern(0, &generator)
+            guard let pattern = try? Pattern(source) else { continue }
+            compiled += 1
+            _ = pattern.hasNestedUnboundedQuantifier
+            guard let literals = pattern.requiredLiterals else { continue }
+            withLiterals += 1
+            let index = LiteralIndex(literals: literals)
+            for _ in 0..<20 {
+                let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in
+                    Self.textAlphabet.randomElement(using: &generator)!
+                }.joined()
+                guard case .match = pattern.match(text) else { continue }
+                matchedWithLiterals += 1
+                #expect(!index.matches(in: text).isEmpty, "\(source) matched \(text.debugDescription) without any of \(literals)")
+            }
+        }
+        #expect(compiled > 2_500)
+        #expect(withLiterals > 1_000)
+        #expect(matchedWithLiterals > 1_000)
+    }
+}

@@ -1,5 +1,5 @@
 import Testing
-import UsherText
+@testable import UsherText
 
 @Suite struct PatternTests {
     @Test func namedCaptures() throws {
@@ -91,6 +91,36 @@ import UsherText
         #expect(pattern.match(text) == .match(captures: [:]))
         let nested = try Pattern(String(repeating: "(", count: 200) + "a" + String(repeating: ")*", count: 200))
         #expect(nested.match(String(repeating: "a", count: 16_000)) != .noMatch)
+    }
+
+    @Test func longMessagesAreBoundedInTime() throws {
+        // Just under the match limit at every start position: PCRE2's own limits never trigger.
+        let pattern = try Pattern("(a|aa){1,14}$", limits: PatternLimits(
+            matchLimit: 1_000_000, depthLimit: 100_000, heapLimitKiB: 20_480, timeLimit: .milliseconds(20)))
+        let text = String(repeating: "a", count: 16_000) + "!"
+        let clock = ContinuousClock()
+        var result = PatternMatch.noMatch
+        let elapsed = clock.measure { result = pattern.match(text) }
+        #expect(result == .limitHit("time limit"))
+        #expect(elapsed < .seconds(1))
+    }
+
+    @Test func longMessagesMatchTheSameWay() throws {
+        let padding = String(repeating: "x ", count: 400)
+        let cases: [(String, String, PatternMatch)] = [
+            (#"(?<order>\d{3}-\d{7})"#, padding + "order 123-1234567", .match(captures: ["order": "123-1234567"])),
+            (#"^(?<first>\w+)"#, "hello " + padding, .match(captures: ["first": "hello"])),
+            (#"(*UTF)(*LIMIT_MATCH=50)(a+)+$"#, String(repeating: "a", count: 300) + "b", .limitHit("match limit")),
+            (#"(*NO_JIT)refund|(?<n>\d+)$"#, padding + "42", .match(captures: ["n": "42"])),
+            (#"(?i)(?:stop|cancel)\b"#, padding + "CANCEL", .match(captures: [:])),
+            (#"refund"#, padding, .noMatch),
+        ]
+        for (source, text, expected) in cases {
+            #expect(text.utf8.count > Pattern.guardedLength)
+            let pattern = try Pattern(source)
+            #expect(pattern.match(text) == expected, "\(source)")
+            #expect(Array(text.utf8).withUnsafeBufferPointer { pattern.match(utf8: $0) } == expected, "\(source)")
+        }
     }
 
     @Test func limitsAreExposed() throws {

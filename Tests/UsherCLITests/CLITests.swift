@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+/// Runs the built `usher` like a user does and compares what it prints with checked-in
+/// snapshots (Tests/UsherCLITests/Snapshots/NAME.txt). `UPDATE_SNAPSHOTS=1 swift test` rewrites
+/// them; review the diff before committing.
+struct CLICase: Sendable, CustomTestStringConvertible {
+    let snapshot: String
+    let args: [String]
+    let exit: Int32
+    var testDescription: String { "usher " + args.joined(separator: " ") }
+}
+
+let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+let cliCases: [CLICase] = [
+    CLICase(snapshot: "help", args: ["--help"], exit: 0),
+    CLICase(snapshot: "check-support", args: ["check", "bots/support"], exit: 0),
+    CLICase(snapshot: "check-misspelt-key", args: ["check", "examples/broken/misspelt-key.yaml"], exit: 1),
+    CLICase(snapshot: "check-all-broken", args: ["check", "examples/broken"], exit: 1),
+    CLICase(snapshot: "check-json", args: ["check", "--format", "json", "examples/broken/duplicate-id.yaml"], exit: 1),
+    CLICase(snapshot: "explain-refund", args: ["explain", "bots/support", "I want a refund", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
+    CLICase(snapshot: "explain-fourth", args: ["explain", "bots/support", "still nothing", "--customer-messages", "4", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
+    CLICase(snapshot: "explain-waiting", args: ["explain", "bots/support", "hello?", "--owner", "waiting", "--customer-messages", "5", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
+    CLICase(snapshot: "usage-unknown-command", args: ["chekc"], exit: 64),
+    CLICase(snapshot: "usage-unknown-option", args: ["check", "--stirct"], exit: 64),
+    CLICase(snapshot: "usage-explain-missing-text", args: ["explain", "bots/support"], exit: 64),
+]
+
+/// Runs `usher` in the repository root; returns exit status and stdout followed by stderr.
+func runUsher(_ args: [String]) throws -> (Int32, String) {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let candidates = [binary.appendingPathComponent("usher"), binary.deletingLastPathComponent().appendingPathComponent("usher")]
+    let exe = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "usher binary next to the tests")
+    let p = Process()
+    p.executableURL = exe
+    p.arguments = args
+    p.currentDirectoryURL = repoRoot
+    var env = ProcessInfo.processInfo.environment
+    env["NO_COLOR"] = "1"
+    p.environment = env
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    var text = String(decoding: o, as: UTF8.self)
+    if !e.isEmpty { text += "--- stderr ---\n" + String(decoding: e, as: UTF8.self) }
+    // Rule-set versions hash the rule files: keep snapshots stable across content edits.
+    text = text.replacing(/(rule set |version |"version" : ")[0-9a-f]{12}/) { $0.output.1 + "VERSION" }
+    return (p.terminationStatus, text)
+}
+
+@Suite("usher CLI")
+struct CLITests {
+    @Test(arguments: cliCases)
+    func snapshot(_ c: CLICase) throws {
+        let (status, output) = try runUsher(c.args)
+        let file = repoRoot.appendingPathComponent("Tests/UsherCLITests/Snapshots/\(c.snapshot).txt")
+        if ProcessInfo.processInfo.environment["UPDATE_SNAPSHOTS"] != nil {
+            try Data(output.utf8).write(to: file)
+        }
+        let expected = try String(contentsOf: file, encoding: .utf8)
+        #expect(status == c.exit, "exit status")
+        #expect(output == expected, "output differs from \(c.snapshot).txt:\n\(output)")
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        for command in ["check", "explain", "schema"] {
+            let (status, output) = try runUsher([command, "--help"])
+            #expect(status == 0)
+            #expect(output.hasPrefix("Usage: usher \(command)"))
+        }
+    }
+
+    @Test func schemaCommandPrintsTheCheckedInSchemas() throws {
+        for (arg, file) in [("rules", "schema/rules.schema.json"), ("bot", "schema/bot.schema.json")] {
+            let (status, output) = try runUsher(["schema", arg])
+            #expect(status == 0)
+            let onDisk = try String(contentsOf: repoRoot.appendingPathComponent(file), encoding: .utf8)
+            #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == onDisk.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(try JSONSerialization.jsonObject(with: Data(output.utf8)) is [String: Any])
+        }
+    }
+
+    @Test func strictTurnsWarningsIntoErrors() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-strict-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("dup.yaml")
+        try Data("version: 1\nrules:\n  - id: r\n    when: {keywords: [refund, Refund]}\n    then: [reply: ok]\n".utf8).write(to: file)
+        let (plain, _) = try runUsher(["check", file.path])
+        #expect(plain == 0)
+        let (strict, output) = try runUsher(["check", "--strict", file.path])
+        #expect(strict == 1)
+        #expect(output.contains("4:31: error: [duplicate-keyword]"))
+    }
+}
