@@ -24,17 +24,23 @@ let package = Package(
         .target(name: "CUsherICU", path: "Sources/CUsherICU",
                 linkerSettings: [.linkedLibrary("icuuc")]),
 
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+
         .target(name: "UsherDiagnostics", swiftSettings: strict),
         .target(name: "UsherYAML", dependencies: ["CYAML", "UsherDiagnostics"], swiftSettings: strict),
         .target(name: "UsherText", dependencies: ["CPCRE2", "CUsherICU"], swiftSettings: strict),
         .target(name: "UsherRules", dependencies: ["UsherYAML", "UsherText", "UsherDiagnostics"],
                 swiftSettings: strict),
         .target(name: "UsherEngine", dependencies: ["UsherRules", "UsherText"], swiftSettings: strict),
+        .target(name: "UsherTranscripts",
+                dependencies: ["UsherEngine", "UsherRules", "UsherYAML", "UsherDiagnostics", "CZlib"],
+                swiftSettings: strict),
         .executableTarget(name: "usher",
-                          dependencies: ["UsherEngine", "UsherRules", "UsherDiagnostics", "UsherYAML"],
+                          dependencies: ["UsherEngine", "UsherRules", "UsherDiagnostics", "UsherYAML", "UsherTranscripts"],
                           swiftSettings: strict),
         .executableTarget(name: "usher-bench",
-                          dependencies: ["UsherEngine", "UsherRules", "UsherText"],
+                          dependencies: ["UsherEngine", "UsherRules", "UsherText", "UsherTranscripts"],
                           swiftSettings: strict),
         // libFuzzer harnesses: built only with `swift build --sanitize=fuzzer --product …`.
         .executableTarget(name: "FuzzYAML", dependencies: ["UsherRules", "UsherYAML"],
@@ -45,6 +51,7 @@ let package = Package(
         .testTarget(name: "UsherTextTests", dependencies: ["UsherText"]),
         .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML"]),
         .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules"]),
+        .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots"]),
     ]
 )

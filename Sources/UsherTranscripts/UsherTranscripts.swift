@@ -1,0 +1,1 @@
+// UsherTranscripts: transcript formats, replay, rule tests, reports.
