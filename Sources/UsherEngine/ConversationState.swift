@@ -23,10 +23,9 @@ public struct ConversationState: Sendable, Hashable, Codable {
     public var customerMessages: Int = 0
     public var botReplies: Int = 0
     public var fallbacksInARow: Int = 0
-    /// Per rule id: times fired this session (for `once` and sequences).
-    public var firedThisSession: [String: Int] = [:]
-    /// Per rule id: last time fired (for `cooldown`; kept across sessions).
-    public var lastFiredAt: [String: Date] = [:]
+    /// What each rule that has fired did: a short array rather than dictionaries, because a
+    /// conversation sees few rules and this is copied on every decision.
+    public var marks: [RuleMark] = []
     /// Times of recent bot replies, newest last (for the loop guard).
     public var recentReplies: [Date] = []
     public var tags: [String] = []
@@ -56,9 +55,34 @@ public struct ConversationState: Sendable, Hashable, Codable {
         customerMessages = 0
         botReplies = 0
         fallbacksInARow = 0
-        firedThisSession = [:]
+        for i in marks.indices where marks[i].firesThisSession != 0 { marks[i].firesThisSession = 0 }
         recentReplies = []
     }
 
     public func hasTag(_ tag: String) -> Bool { tags.contains(tag) }
+
+    /// Times `rule` fired in this session (for `once` and sequences).
+    public func fires(of rule: String) -> Int { marks.first { $0.rule == rule }?.firesThisSession ?? 0 }
+
+    /// When `rule` last fired, in any session (for `cooldown`).
+    public func lastFired(_ rule: String) -> Date? { marks.first { $0.rule == rule }?.lastFiredAt }
+
+    /// Records that `rule` fired at `time`.
+    public mutating func recordFire(of rule: String, at time: Date) {
+        if let i = marks.firstIndex(where: { $0.rule == rule }) {
+            marks[i].firesThisSession += 1
+            marks[i].lastFiredAt = time
+        } else {
+            marks.append(RuleMark(rule: rule, firesThisSession: 1, lastFiredAt: time))
+        }
+    }
+}
+
+/// One rule's history in a conversation.
+public struct RuleMark: Sendable, Hashable, Codable {
+    public var rule: String
+    /// Reset when a session starts.
+    public var firesThisSession: Int
+    /// Kept across sessions: cooldowns are about time.
+    public var lastFiredAt: Date
 }

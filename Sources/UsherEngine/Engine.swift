@@ -18,7 +18,7 @@ public enum Engine {
     }
 
     /// Decides what to do with one message.
-    public static func decide(_ ruleSet: RuleSet, _ state: ConversationState, _ message: Message,
+    public static func decide(_ ruleSet: RuleSet, _ state: consuming ConversationState, _ message: Message,
                               now: Date, options: Options = .init()) -> Decision {
         var state = state
         func unchanged(_ outcome: Decision.Outcome) -> Decision {
@@ -53,7 +53,7 @@ public enum Engine {
         if state.customerID == nil { state.customerID = message.senderID }
         if state.owner == .agent { return unchanged(.silent(.agent)) }
 
-        var run = Evaluation(ruleSet: ruleSet, state: state, message: message, now: now, idle: idle, options: options)
+        let run = Evaluation(ruleSet: ruleSet, state: state, message: message, now: now, idle: idle, options: options)
         return run.decide()
     }
 

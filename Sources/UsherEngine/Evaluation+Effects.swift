@@ -3,24 +3,31 @@ import UsherRules
 
 extension Evaluation {
     /// Turns a rule's actions into effects and state changes.
-    mutating func apply(_ actions: [Action], rule: String, captures: [String: String]) {
-        let lookup: (String) -> String? = { [state, ruleSet] name in
-            if let v = captures[name] { return v }
-            switch name {
-            case "customer.name": return state.customerName
-            case "customer.id": return state.customerID
-            case "conversation.id": return state.conversationID
-            case "conversation.customer_messages": return String(state.customerMessages)
-            case "conversation.bot_replies": return String(state.botReplies)
-            case "conversation.channel": return state.channel
-            case "conversation.locale": return state.locale
-            case "bot.name": return ruleSet.bot.name
-            case "bot.id": return ruleSet.bot.id
-            default:
-                return name.hasPrefix("metadata.") ? state.metadata[String(name.dropFirst(9))] : nil
-            }
+    /// The value of a template variable: a capture of the rule's regex, or a built-in.
+    func variable(_ name: String, _ captures: [String: String]) -> String? {
+        if let v = captures[name] { return v }
+        switch name {
+        case "customer.name": return state.customerName
+        case "customer.id": return state.customerID
+        case "conversation.id": return state.conversationID
+        case "conversation.customer_messages": return String(state.customerMessages)
+        case "conversation.bot_replies": return String(state.botReplies)
+        case "conversation.channel": return state.channel
+        case "conversation.locale": return state.locale
+        case "bot.name": return ruleSet.bot.name
+        case "bot.id": return ruleSet.bot.id
+        default:
+            return name.hasPrefix("metadata.") ? state.metadata[String(name.dropFirst(9))] : nil
         }
-        let fires = state.firedThisSession[rule, default: 1]
+    }
+
+    func render(_ t: Template, _ captures: [String: String]) -> String {
+        t.render { variable($0, captures) }
+    }
+
+    /// Turns a rule's actions into effects and state changes.
+    mutating func apply(_ actions: [Action], rule: String, captures: [String: String]) {
+        let fires = max(1, state.fires(of: rule))
         for action in actions {
             switch action {
             case let .reply(reply):
@@ -32,14 +39,14 @@ extension Evaluation {
                     let seed = Self.stableHash(state.conversationID + "\u{0}" + rule)
                     template = ts[Int((seed &+ UInt64(fires - 1)) % UInt64(ts.count))]
                 }
-                effects.append(.reply(text: template.render(lookup), rule: rule))
+                effects.append(.reply(text: render(template, captures), rule: rule))
                 state.botReplies += 1
                 state.recentReplies.append(now)
             case let .system(t):
-                effects.append(.system(text: t.render(lookup), rule: rule))
+                effects.append(.system(text: render(t, captures), rule: rule))
             case let .handoff(h):
                 handOff(reason: h.reason, queue: h.queue, priority: h.priority,
-                        message: (h.message ?? ruleSet.bot.handoff.systemMessage).render(lookup), rule: rule)
+                        message: render(h.message ?? ruleSet.bot.handoff.systemMessage, captures), rule: rule)
             case let .tag(t):
                 if !state.tags.contains(t) { state.tags.append(t); state.tags.sort() }
                 effects.append(.tag(t))
@@ -47,11 +54,11 @@ extension Evaluation {
                 state.tags.removeAll { $0 == t }
                 effects.append(.untag(t))
             case let .notify(text, queue):
-                effects.append(.notify(text: text.render(lookup), queue: queue ?? ruleSet.bot.handoff.queue,
+                effects.append(.notify(text: render(text, captures), queue: queue ?? ruleSet.bot.handoff.queue,
                                        reason: rule, rule: rule))
             case let .set(entries):
                 for e in entries {
-                    let v = e.value.render(lookup)
+                    let v = render(e.value, captures)
                     state.metadata[e.key] = v
                     effects.append(.set(key: e.key, value: v))
                 }
@@ -73,21 +80,23 @@ extension Evaluation {
     /// `max_bot_replies` and the loop guard: when this decision's replies would cross a limit,
     /// the conversation is handed off instead (or, already waiting, the replies are dropped).
     mutating func enforceLimits() {
-        let replies = effects.filter { if case .reply = $0 { true } else { false } }.count
+        var replies = 0
+        for e in effects { if case .reply = e { replies += 1 } }
         guard replies > 0 else { return }
         let before = state.botReplies - replies
         var reason: String?
         if let max = ruleSet.bot.maxBotReplies, before + replies > max {
             reason = "max-bot-replies"
-        } else if let guardrail = ruleSet.bot.loopGuard {
-            let recent = state.recentReplies.filter { now.timeIntervalSince($0) < guardrail.within }
-            if recent.count > guardrail.replies { reason = "loop-guard" }
         }
-        // Keep only the replies that fit the window, so the state stays bounded.
         if let g = ruleSet.bot.loopGuard {
-            state.recentReplies = Array(state.recentReplies.filter { now.timeIntervalSince($0) < g.within }.suffix(g.replies + 1))
-        } else {
-            state.recentReplies = []
+            // Keep only the replies inside the window (at most one more than allowed), so the
+            // state stays small.
+            let expired = state.recentReplies.firstIndex { now.timeIntervalSince($0) < g.within } ?? state.recentReplies.count
+            if expired > 0 { state.recentReplies.removeFirst(expired) }
+            if state.recentReplies.count > g.replies + 1 { state.recentReplies.removeFirst(state.recentReplies.count - g.replies - 1) }
+            if reason == nil, state.recentReplies.count > g.replies { reason = "loop-guard" }
+        } else if !state.recentReplies.isEmpty {
+            state.recentReplies.removeAll()
         }
         guard let reason else { return }
         effects.removeAll { if case .reply = $0 { true } else { false } }
@@ -95,7 +104,7 @@ extension Evaluation {
         state.recentReplies.removeLast(min(replies, state.recentReplies.count))
         if state.owner == .bot {
             handOff(reason: reason, queue: nil, priority: nil,
-                    message: ruleSet.bot.handoff.systemMessage.render { _ in nil }, rule: reason)
+                    message: render(ruleSet.bot.handoff.systemMessage, [:]), rule: reason)
         }
     }
 

@@ -27,7 +27,7 @@ struct Evaluation {
         self.matcher = MessageMatcher(ruleSet: ruleSet, text: message.text, maxBytes: options.maxMessageBytes)
     }
 
-    mutating func decide() -> Decision {
+    consuming func decide() -> Decision {
         let waiting = state.owner == .waiting
         let candidates = options.trace ? Array(ruleSet.rules.indices) : matcher.candidateRules()
         var fired: [(rule: Rule, captures: [String: String])] = []
@@ -36,6 +36,7 @@ struct Evaluation {
         for index in candidates {
             let rule = ruleSet.rules[index]
             if let winner = stopped {
+                guard options.trace else { break }
                 record(rule, .notReached("'\(winner)' fired first"))
                 continue
             }
@@ -50,22 +51,29 @@ struct Evaluation {
             guard rule.enabled else { record(rule, .disabled); continue }
             var captures: [String: String] = [:]
             if let when = rule.when, !holds(when, rule.id, &captures) {
-                record(rule, .notMatched(options.trace ? "when: " + explain(when, rule.id) : ""))
+                if options.trace {
+                    let why = "when: " + explain(when, rule.id)
+                    record(rule, .notMatched(why))
+                }
                 continue
             }
             if let unless = rule.unless {
                 var ignored: [String: String] = [:]
                 if holds(unless, rule.id, &ignored) {
-                    record(rule, .notMatched("unless: " + (options.trace ? describeHolding(unless, rule.id) : "")))
+                    if options.trace {
+                        let why = "unless: " + describeHolding(unless, rule.id)
+                        record(rule, .notMatched(why))
+                    }
                     continue
                 }
             }
-            if rule.once, state.firedThisSession[rule.id, default: 0] > 0 {
+            if rule.once, state.fires(of: rule.id) > 0 {
                 record(rule, .blocked("once: already fired in this session"))
                 continue
             }
-            if let cooldown = rule.cooldown, let last = state.lastFiredAt[rule.id], now.timeIntervalSince(last) < cooldown {
-                record(rule, .blocked("cooldown: fired \(Self.span(now.timeIntervalSince(last))) ago, cooldown is \(Self.span(cooldown))"))
+            if let cooldown = rule.cooldown, let last = state.lastFired(rule.id), now.timeIntervalSince(last) < cooldown {
+                let ago = now.timeIntervalSince(last)
+                record(rule, .blocked("cooldown: fired \(Self.span(ago)) ago, cooldown is \(Self.span(cooldown))"))
                 continue
             }
             record(rule, .fired)
@@ -78,27 +86,30 @@ struct Evaluation {
             outcome = .fired(fired.map(\.rule.id))
             state.fallbacksInARow = 0
             for (rule, captures) in fired {
-                state.firedThisSession[rule.id, default: 0] += 1
-                state.lastFiredAt[rule.id] = now
+                state.recordFire(of: rule.id, at: now)
                 apply(rule.actions, rule: rule.id, captures: captures)
             }
         } else if waiting {
             outcome = .silent(.waiting)
         } else if let fallback = ruleSet.fallback {
             outcome = .fallback
-            state.firedThisSession["fallback", default: 0] += 1
+            state.recordFire(of: "fallback", at: now)
             apply(fallback, rule: "fallback", captures: [:])
             state.fallbacksInARow += 1
         } else {
             outcome = .noMatch
         }
         enforceLimits()
-        return Decision(outcome: outcome, effects: effects, state: state, ruleSetVersion: ruleSet.version,
-                        trace: options.trace ? trace : nil, events: matcher.events)
+        let events = matcher.events
+        let version = ruleSet.version
+        let trace = options.trace ? self.trace : nil
+        return Decision(outcome: outcome, effects: effects, state: state, ruleSetVersion: version,
+                        trace: trace, events: events)
     }
 
-    private mutating func record(_ rule: Rule, _ verdict: RuleTrace.Verdict) {
-        if options.trace { trace.append(RuleTrace(rule: rule.id, priority: rule.priority, verdict: verdict)) }
+    /// Verdicts (and their texts) are only built when tracing.
+    private mutating func record(_ rule: Rule, _ verdict: @autoclosure () -> RuleTrace.Verdict) {
+        if options.trace { trace.append(RuleTrace(rule: rule.id, priority: rule.priority, verdict: verdict())) }
     }
 
     // MARK: Conditions

@@ -52,23 +52,30 @@ struct MessageMatcher {
 
     /// Indices into `ruleSet.rules`, ascending, of every rule that can match this message.
     mutating func candidateRules() -> [Int] {
-        var out = ruleSet.alwaysEvaluated
+        let always = ruleSet.alwaysEvaluated
+        var extra: [Int] = []
         if ruleSet.keywords.count > 0 {
-            for k in keywordHits().ids { out += ruleSet.rulesByKeyword[k] }
+            for k in keywordHits().ids { extra += ruleSet.rulesByKeyword[k] }
         }
         if !ruleSet.patterns.isEmpty {
-            for p in ruleSet.unfilteredPatterns { out += ruleSet.rulesByPattern[p] }
+            for p in ruleSet.unfilteredPatterns { extra += ruleSet.rulesByPattern[p] }
             if !ruleSet.literalToPatterns.isEmpty {
                 for lit in ruleSet.literals.matches(in: text).ids {
-                    for p in ruleSet.literalToPatterns[lit] { out += ruleSet.rulesByPattern[p] }
+                    for p in ruleSet.literalToPatterns[lit] { extra += ruleSet.rulesByPattern[p] }
                 }
             }
         }
-        if out.count == ruleSet.alwaysEvaluated.count { return out }
-        out.sort()
-        var unique: [Int] = []
-        unique.reserveCapacity(out.count)
-        for i in out where unique.last != i { unique.append(i) }
-        return unique
+        if extra.isEmpty { return always }
+        extra.sort()
+        // Merge two ascending lists, dropping duplicates.
+        var out: [Int] = []
+        out.reserveCapacity(always.count + extra.count)
+        var i = 0, j = 0
+        while i < always.count || j < extra.count {
+            let next: Int
+            if j == extra.count || (i < always.count && always[i] <= extra[j]) { next = always[i]; i += 1 } else { next = extra[j]; j += 1 }
+            if out.last != next { out.append(next) }
+        }
+        return out
     }
 }

@@ -24,6 +24,18 @@ public indirect enum Condition: Sendable {
     case any([Condition])
     case not(Condition)
 
+    /// A rough cost of evaluating the condition, to check cheap conditions first.
+    public var cost: Int {
+        switch self {
+        case .customerMessages, .botReplies, .fallbacksInARow, .idleFor, .sessionAge, .tags, .channel, .locale: 0
+        case .keywords: 1
+        case .regex: 2
+        case .schedule: 3
+        case let .all(parts), let .any(parts): parts.map(\.cost).max() ?? 0
+        case let .not(inner): inner.cost
+        }
+    }
+
     /// A condition that always holds (an empty `all`).
     public static let always = Condition.all([])
 

@@ -197,6 +197,9 @@ final class RuleCompiler {
             if let c = compileConditionKey(reader, key, pair.value, captures: &captures) { parts.append(c) } else { ok = false }
         }
         guard ok else { return nil }
+        // All of them must hold, so check the cheap ones first: counters before keywords,
+        // keywords before regexes, regexes before schedules (a calendar computation).
+        parts = parts.enumerated().sorted { ($0.element.cost, $0.offset) < ($1.element.cost, $1.offset) }.map(\.element)
         return parts.count == 1 ? parts[0] : .all(parts)
     }
 

@@ -54,7 +54,8 @@ public final class RuleSet: Sendable {
         for (p, pattern) in patterns.enumerated() {
             guard let lits = pattern.requiredLiterals, !lits.isEmpty else { unfiltered.append(p); continue }
             for lit in lits {
-                let key = lit.lowercased()
+                // LiteralIndex ignores ASCII case; non-ASCII letters must stay as written.
+                let key = String(decoding: lit.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
                 let id = literalIDs[key] ?? {
                     literalTexts.append(key)
                     literalToPatterns.append([])

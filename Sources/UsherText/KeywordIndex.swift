@@ -8,7 +8,7 @@
 /// of such a script (CJK and Thai neighbours are fine: "我要refund" contains "refund"); at a
 /// keyword end in Han, Hiragana, Katakana, Thai, Lao, Khmer or Myanmar any neighbour is fine,
 /// so "转人工" matches inside "我要转人工谢谢". Keywords that normalise to nothing never match.
-public struct KeywordIndex: Sendable {
+public final class KeywordIndex: Sendable {
     /// One automaton with what each of its patterns stands for.
     private struct Automaton: Sendable {
         let automaton: AhoCorasick

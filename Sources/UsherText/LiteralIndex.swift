@@ -1,7 +1,7 @@
 /// A literal prefilter for many regexes at once: finds which literals occur in the original
 /// message text, comparing ASCII letters case-insensitively, so that only the regexes whose
 /// required literal occurs need to run. Literal ids are positions in `literals`.
-public struct LiteralIndex: Sendable {
+public final class LiteralIndex: Sendable {
     private let automaton: AhoCorasick
 
     /// Builds the index; `literals[i]` gets id `i`. Empty literals never match.

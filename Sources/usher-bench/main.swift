@@ -72,11 +72,12 @@ func supportDecisions() {
     // A conversation per message, each starting fresh, so every decision evaluates rules.
     let conversations = 1000
     var states = (0..<conversations).map { ConversationState(conversationID: "c-\($0)") }
+    let ids = (0..<conversations).map { "m-\($0)" }
     let n = quick ? 100_000 : 1_000_000
     var replies = 0
     let ns = measure(iterations: n, rounds: quick ? 2 : 5) { i in
         let c = i % conversations
-        let m = Message(id: "m\(i)", conversationID: states[c].conversationID, from: .customer,
+        let m = Message(id: ids[c], conversationID: states[c].conversationID, from: .customer,
                         text: messages[i % messages.count], at: start.addingTimeInterval(Double(i)))
         let d = Engine.decide(rs, states[c], m, now: m.at)
         replies &+= d.effects.count

@@ -85,7 +85,7 @@ enum ExplainCommand: Command {
             guard ruleSet.rule(id: r) != nil else {
                 throw UsageError("--fired names rule '\(r)', which \(botPath) does not have\(Suggestion.hint(for: r, in: ruleSet.rules.map(\.id)))")
             }
-            state.firedThisSession[r, default: 0] += 1
+            state.recordFire(of: r, at: now.addingTimeInterval(-86_400 * 365))
         }
 
         let message = Message(id: "explain-1", conversationID: "explain", from: .customer,
