@@ -324,7 +324,10 @@ final class RuleCompiler {
     }
 
     private func keywordID(_ raw: String, _ normal: String) -> Int {
-        let key = Normalizer.hasAccent(raw) ? normal : Normalizer.foldAccents(normal) + "\u{0}f"
+        // Accented keywords match only accented text, the others any: they are different keys.
+        // ASCII has no accents, and most keywords are ASCII: skip the Unicode work for them.
+        let key = normal.utf8.allSatisfy({ $0 < 0x80 }) ? normal + "\u{0}f"
+            : Normalizer.hasAccent(raw) ? normal : Normalizer.foldAccents(normal) + "\u{0}f"
         if let id = keywordIDs[key] { return id }
         keywordTexts.append(raw)
         keywordIDs[key] = keywordTexts.count - 1

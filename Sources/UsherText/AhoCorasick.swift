@@ -63,53 +63,77 @@ struct AhoCorasick: Sendable {
         }
         self.classCount = Int(classCount)
 
-        // The trie, in insertion order.
-        var children: [[(cls: Int32, target: Int32)]] = [[]]
-        var own: [[Int32]] = [[]]
+        // The trie, in insertion order, in flat arrays: each state's children form a linked list
+        // (tens of thousands of patterns make hundreds of thousands of states; an array per
+        // state would cost as many allocations).
+        var firstChild: [Int32] = [-1]
+        var nextSibling: [Int32] = [-1]
+        var edgeClassOf: [Int32] = [0]     // the class of the edge into each state
+        var endHead: [Int32] = [-1]        // each state's patterns, newest first
+        var endNext: [Int32] = []
+        var endPattern: [Int32] = []
+        let total = patterns.reduce(0) { $0 + $1.count }
+        firstChild.reserveCapacity(total + 1)
+        nextSibling.reserveCapacity(total + 1)
+        edgeClassOf.reserveCapacity(total + 1)
+        endHead.reserveCapacity(total + 1)
         for (number, pattern) in patterns.enumerated() where !pattern.isEmpty {
             var state = 0
             for byte in pattern {
                 let cls = classOf[Int(byte)]
-                if let edge = children[state].first(where: { $0.cls == cls }) {
-                    state = Int(edge.target)
-                } else {
-                    let target = Int32(children.count)
-                    children[state].append((cls, target))
-                    children.append([])
-                    own.append([])
-                    state = Int(target)
+                var child = firstChild[state]
+                while child >= 0 && edgeClassOf[Int(child)] != cls { child = nextSibling[Int(child)] }
+                if child < 0 {
+                    child = Int32(firstChild.count)
+                    firstChild.append(-1)
+                    nextSibling.append(firstChild[state])
+                    edgeClassOf.append(cls)
+                    endHead.append(-1)
+                    firstChild[state] = child
                 }
+                state = Int(child)
             }
-            own[state].append(Int32(number))
+            endPattern.append(Int32(number))
+            endNext.append(endHead[state])
+            endHead[state] = Int32(endPattern.count - 1)
         }
-        isEmpty = children.count == 1
+        let stateCount = firstChild.count
+        isEmpty = stateCount == 1
 
-        // Breadth-first renumbering, so depth only grows with the state number.
-        var order = [0]
-        var depthOf = [Int32](repeating: 0, count: children.count)
-        var head = 0
-        while head < order.count {
-            let state = order[head]
-            head += 1
-            for edge in children[state].sorted(by: { $0.cls < $1.cls }) {
-                depthOf[Int(edge.target)] = depthOf[state] + 1
-                order.append(Int(edge.target))
-            }
-        }
-        var renumber = [Int32](repeating: 0, count: children.count)
-        for (new, old) in order.enumerated() { renumber[old] = Int32(new) }
-        let stateCount = order.count
-        var edges = [[(cls: Int32, target: Int32)]](repeating: [], count: stateCount)
-        var ends = [[Int32]](repeating: [], count: stateCount)
+        // Breadth-first renumbering with each state's children sorted by class: the children of
+        // a state then get consecutive numbers, so `childBegin..<childEnd` lists them.
+        var order = [Int32](repeating: 0, count: stateCount)   // new number → old
+        var childBegin = [Int32](repeating: 0, count: stateCount)
+        var childEnd = [Int32](repeating: 0, count: stateCount)
+        var cls = [Int32](repeating: 0, count: stateCount)     // by new number
         var depth = [Int32](repeating: 0, count: stateCount)
-        for (new, old) in order.enumerated() {
-            edges[new] = children[old].map { ($0.cls, renumber[Int($0.target)]) }.sorted { $0.cls < $1.cls }
-            ends[new] = own[old]
-            depth[new] = depthOf[old]
+        var appended = 1
+        var scratch: [Int32] = []
+        for new in 0..<stateCount {
+            let old = Int(order[new])
+            scratch.removeAll(keepingCapacity: true)
+            var child = firstChild[old]
+            while child >= 0 { scratch.append(child); child = nextSibling[Int(child)] }
+            scratch.sort { edgeClassOf[Int($0)] < edgeClassOf[Int($1)] }
+            childBegin[new] = Int32(appended)
+            for c in scratch {
+                order[appended] = c
+                cls[appended] = edgeClassOf[Int(c)]
+                depth[appended] = depth[new] + 1
+                appended += 1
+            }
+            childEnd[new] = Int32(appended)
         }
 
-        func child(_ state: Int, _ cls: Int32) -> Int32? {
-            edges[state].first(where: { $0.cls == cls })?.target
+        func child(_ state: Int, _ c: Int32) -> Int32? {
+            var i = Int(childBegin[state])
+            let end = Int(childEnd[state])
+            while i < end {
+                if cls[i] == c { return Int32(i) }
+                if cls[i] > c { return nil }
+                i += 1
+            }
+            return nil
         }
 
         // Failure links and report links, breadth-first.
@@ -117,19 +141,19 @@ struct AhoCorasick: Sendable {
         var report = [Int32](repeating: -1, count: stateCount)
         for state in 0..<stateCount {
             if state != 0 {
-                report[state] = ends[state].isEmpty ? report[Int(fail[state])] : Int32(state)
+                report[state] = endHead[Int(order[state])] < 0 ? report[Int(fail[state])] : Int32(state)
             }
-            for edge in edges[state] {
+            for target in Int(childBegin[state])..<Int(childEnd[state]) {
                 var link: Int32 = 0
                 if state != 0 {
                     var candidate = Int(fail[state])
                     while true {
-                        if let next = child(candidate, edge.cls) { link = next; break }
+                        if let next = child(candidate, cls[target]) { link = next; break }
                         if candidate == 0 { break }
                         candidate = Int(fail[candidate])
                     }
                 }
-                fail[Int(edge.target)] = link
+                fail[target] = link
             }
         }
 
@@ -151,16 +175,17 @@ struct AhoCorasick: Sendable {
             return withReport && report[Int(state)] >= 0 ? base | Self.reportBit : base
         }
 
+        // Dense rows: the failure state's row (already resolved: it is shallower), then the
+        // state's own edges on top.
         var dense = [Int32](repeating: 0, count: denseCount * Int(classCount))
         for state in 0..<denseCount {
             let row = state * Int(classCount)
-            let failRow = Int(fail[state]) * Int(classCount)
-            for cls in 0..<Int(classCount) {
-                if let next = child(state, Int32(cls)) {
-                    dense[row + cls] = reference(next)
-                } else if state != 0 {
-                    dense[row + cls] = dense[failRow + cls]
-                }
+            if state != 0 {
+                let failRow = Int(fail[state]) * Int(classCount)
+                for c in 0..<Int(classCount) { dense[row + c] = dense[failRow + c] }
+            }
+            for target in Int(childBegin[state])..<Int(childEnd[state]) {
+                dense[row + Int(cls[target])] = reference(Int32(target))
             }
         }
 
@@ -171,18 +196,24 @@ struct AhoCorasick: Sendable {
         for state in denseCount..<stateCount {
             sparseStart.append(Int32(edgeClass.count))
             sparseFail.append(reference(fail[state], withReport: false))
-            for edge in edges[state] {
-                edgeClass.append(edge.cls)
-                edgeTarget.append(reference(edge.target))
+            for target in Int(childBegin[state])..<Int(childEnd[state]) {
+                edgeClass.append(cls[target])
+                edgeTarget.append(reference(Int32(target)))
             }
         }
         sparseStart.append(Int32(edgeClass.count))
 
+        // Each state's patterns in insertion order (the linked list holds them newest first).
         var outputStart: [Int32] = []
         var outputs: [Int32] = []
+        outputStart.reserveCapacity(stateCount + 1)
+        outputs.reserveCapacity(endPattern.count)
         for state in 0..<stateCount {
             outputStart.append(Int32(outputs.count))
-            outputs.append(contentsOf: ends[state])
+            let first = outputs.count
+            var e = endHead[Int(order[state])]
+            while e >= 0 { outputs.append(endPattern[Int(e)]); e = endNext[Int(e)] }
+            outputs[first...].reverse()
         }
         outputStart.append(Int32(outputs.count))
 
