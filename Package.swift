@@ -33,6 +33,7 @@ let package = Package(
         .target(name: "UsherRules", dependencies: ["UsherYAML", "UsherText", "UsherDiagnostics"],
                 swiftSettings: strict),
         .target(name: "UsherEngine", dependencies: ["UsherRules", "UsherText"], swiftSettings: strict),
+        .target(name: "UsherStore", dependencies: ["UsherEngine"], swiftSettings: strict),
         .target(name: "UsherTranscripts",
                 dependencies: ["UsherEngine", "UsherRules", "UsherYAML", "UsherDiagnostics", "CZlib"],
                 swiftSettings: strict),
@@ -51,7 +52,8 @@ let package = Package(
         .testTarget(name: "UsherTextTests", dependencies: ["UsherText"]),
         .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML"]),
         .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules"]),
+        .testTarget(name: "UsherStoreTests", dependencies: ["UsherStore", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
-        .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots"]),
+        .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
     ]
 )

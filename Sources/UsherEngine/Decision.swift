@@ -29,6 +29,16 @@ public struct Decision: Sendable {
     /// Things operators should know: regex limits hit, a truncated message.
     public var events: [EngineEvent]
 
+    public init(outcome: Outcome, effects: [Effect], state: ConversationState, ruleSetVersion: String,
+                trace: [RuleTrace]? = nil, events: [EngineEvent] = []) {
+        self.outcome = outcome
+        self.effects = effects
+        self.state = state
+        self.ruleSetVersion = ruleSetVersion
+        self.trace = trace
+        self.events = events
+    }
+
     /// Rule ids that fired (the fallback counts as `fallback`).
     public var firedRules: [String] {
         switch outcome {

@@ -1,0 +1,101 @@
+public import Foundation
+public import UsherEngine
+
+/// The store contract (DESIGN.md §7): every adapter implements it and passes `ConformanceSuite`.
+///
+/// - Intake: inbound messages after a durable cursor, in store order (so in per-conversation
+///   order); at-least-once.
+/// - State: per conversation and bot, with compare-and-set on `ConversationState.version`.
+/// - Commit: one atomic, idempotent write per inbound message.
+/// - Concurrency: one conversation is decided by one worker at a time (`claim`), different
+///   conversations in parallel, within a process and across processes. Even without a claim,
+///   `commit` keeps per-conversation order (`.outOfOrder`) and exactly-once effects
+///   (`.duplicate`, `.conflict`), so a lost lease costs work, never correctness.
+public protocol ChatStore: Sendable {
+    /// Inbound customer and agent messages and close events with `seq > cursor` that `bot` has
+    /// not done yet, in `seq` order, at most `limit`.
+    func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage]
+
+    /// Returns when messages after `seq` may have arrived, or after `timeout`.
+    func waitForChanges(after seq: Int64, timeout: Duration) async throws
+
+    /// The bot's durable cursor: every inbound message at or below it is done.
+    func cursor(bot: String) async throws -> Int64
+
+    /// Moves the cursor to just below the oldest inbound message `bot` has not done.
+    func advanceCursor(bot: String) async throws
+
+    /// The conversation's state for `bot`, or `nil` before its first message.
+    func state(bot: String, conversation: String) async throws -> ConversationState?
+
+    /// Writes one inbound message's effects atomically (see `CommitResult`).
+    func commit(_ commit: Commit) async throws -> CommitResult
+
+    /// Leases conversations to `worker` until `until`; returns those it now holds (free, expired
+    /// or already its own).
+    func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String>
+
+    /// Gives up `worker`'s leases (on shutdown).
+    func release(bot: String, worker: String) async throws
+
+    /// Writes a message as a backend would.
+    @discardableResult
+    func append(_ message: NewMessage) async throws -> StoredMessage
+
+    /// Every message of a conversation, in order (bot replies and notices included).
+    func transcript(conversation: String) async throws -> [StoredMessage]
+
+    /// Conversations waiting for an agent, oldest handoff first (the seed's agent dashboard).
+    func inbox(bot: String) async throws -> [InboxEntry]
+
+    /// Notifications raised after `seq`, in order.
+    func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification]
+
+    /// Ends the connection; further calls fail.
+    func close() async throws
+}
+
+/// A conversation waiting for an agent.
+public struct InboxEntry: Sendable, Hashable, Codable {
+    public var conversationID: String
+    public var customerName: String?
+    public var queue: String?
+    public var reason: String?
+    public var waitingSince: Date
+    public var lastMessage: String?
+    public init(conversationID: String, customerName: String?, queue: String?, reason: String?,
+                waitingSince: Date, lastMessage: String?) {
+        self.conversationID = conversationID
+        self.customerName = customerName
+        self.queue = queue
+        self.reason = reason
+        self.waitingSince = waitingSince
+        self.lastMessage = lastMessage
+    }
+}
+
+/// A notification as stored, with its place in the notification order.
+public struct StoredNotification: Sendable, Hashable, Codable {
+    public var seq: Int64
+    public var bot: String
+    public var notification: AgentNotification
+    public init(seq: Int64, bot: String, notification: AgentNotification) {
+        self.seq = seq
+        self.bot = bot
+        self.notification = notification
+    }
+}
+
+/// A store operation that failed for a reason outside the contract (I/O, a lost connection).
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public var code: String
+    public var message: String
+    /// Whether trying again later may succeed (busy, connection lost).
+    public var isTransient: Bool
+    public init(_ code: String, _ message: String, transient: Bool = false) {
+        self.code = code
+        self.message = message
+        self.isTransient = transient
+    }
+    public var description: String { "\(code): \(message)" }
+}

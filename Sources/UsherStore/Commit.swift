@@ -1,0 +1,141 @@
+public import Foundation
+public import UsherEngine
+
+/// Everything one inbound message changes, written atomically by `ChatStore.commit`.
+public struct Commit: Sendable, Hashable {
+    public var bot: String
+    /// The message (or close event) that is now done for `bot`.
+    public var inbound: StoredMessage
+    /// The state's version as read before deciding (0 when there was none): compare-and-set.
+    public var expectedVersion: Int
+    /// The new state, including the owner (`bot` → `waiting` → `agent`).
+    public var state: ConversationState
+    /// Replies and system notices, in order, each with a deterministic idempotency key.
+    public var outgoing: [OutgoingMessage]
+    /// Agent notifications raised by handoffs and `notify` actions, in order.
+    public var notifications: [AgentNotification]
+    /// The rule-set version that decided.
+    public var ruleSetVersion: String
+
+    public init(bot: String, inbound: StoredMessage, expectedVersion: Int, state: ConversationState,
+                outgoing: [OutgoingMessage] = [], notifications: [AgentNotification] = [], ruleSetVersion: String) {
+        self.bot = bot
+        self.inbound = inbound
+        self.expectedVersion = expectedVersion
+        self.state = state
+        self.outgoing = outgoing
+        self.notifications = notifications
+        self.ruleSetVersion = ruleSetVersion
+    }
+}
+
+/// What a commit did.
+public enum CommitResult: String, Sendable, Hashable {
+    /// Written.
+    case committed
+    /// The inbound message was already done for this bot: nothing changed (at-least-once intake,
+    /// exactly-once effects).
+    case duplicate
+    /// The state changed since it was read: nothing changed; read it again and decide again.
+    case conflict
+    /// An earlier inbound message of the same conversation is not done yet: nothing changed;
+    /// do that one first.
+    case outOfOrder
+}
+
+/// A bot message or system notice to write.
+public struct OutgoingMessage: Sendable, Hashable, Codable {
+    /// `bot:inbound-id:index` — unique in the store; writing the same key twice keeps one row.
+    public var idempotencyKey: String
+    public var conversationID: String
+    /// `.bot` for replies, `.system` for notices.
+    public var from: SenderRole
+    public var senderID: String
+    public var senderName: String
+    public var text: String
+    public var ruleID: String
+    public var at: Date
+
+    public init(idempotencyKey: String, conversationID: String, from: SenderRole, senderID: String,
+                senderName: String, text: String, ruleID: String, at: Date) {
+        self.idempotencyKey = idempotencyKey
+        self.conversationID = conversationID
+        self.from = from
+        self.senderID = senderID
+        self.senderName = senderName
+        self.text = text
+        self.ruleID = ruleID
+        self.at = at
+    }
+}
+
+/// A notification for agents (DESIGN.md §9): a handoff or a `notify` action.
+public struct AgentNotification: Sendable, Hashable, Codable {
+    public var idempotencyKey: String
+    public var conversationID: String
+    public var queue: String
+    /// The handoff reason, or the rule id of a `notify` action.
+    public var reason: String
+    public var text: String
+    public var customerName: String?
+    /// The customer message that led to it.
+    public var lastMessage: String
+    public var isHandoff: Bool
+    public var at: Date
+
+    public init(idempotencyKey: String, conversationID: String, queue: String, reason: String, text: String,
+                customerName: String?, lastMessage: String, isHandoff: Bool, at: Date) {
+        self.idempotencyKey = idempotencyKey
+        self.conversationID = conversationID
+        self.queue = queue
+        self.reason = reason
+        self.text = text
+        self.customerName = customerName
+        self.lastMessage = lastMessage
+        self.isHandoff = isHandoff
+        self.at = at
+    }
+}
+
+extension Commit {
+    /// The commit for a decision: effects become outgoing messages and notifications with keys
+    /// derived from the bot, the inbound message id and the effect's index — so deciding the same
+    /// message again yields the same keys.
+    public init(bot: BotIdentity, inbound: StoredMessage, expectedVersion: Int, decision: Decision, at: Date) {
+        var outgoing: [OutgoingMessage] = []
+        var notifications: [AgentNotification] = []
+        for (index, effect) in decision.effects.enumerated() {
+            let key = "\(bot.id):\(inbound.id):\(index)"
+            switch effect {
+            case let .reply(text, rule):
+                outgoing.append(OutgoingMessage(idempotencyKey: key, conversationID: inbound.conversationID, from: .bot,
+                                                senderID: bot.senderID, senderName: bot.name, text: text, ruleID: rule, at: at))
+            case let .system(text, rule):
+                outgoing.append(OutgoingMessage(idempotencyKey: key, conversationID: inbound.conversationID, from: .system,
+                                                senderID: bot.senderID, senderName: bot.name, text: text, ruleID: rule, at: at))
+            case let .notify(text, queue, reason, _):
+                let isHandoff = decision.effects.contains { if case let .handoff(r, _, _, _) = $0 { r == reason } else { false } }
+                notifications.append(AgentNotification(idempotencyKey: key, conversationID: inbound.conversationID,
+                                                       queue: queue, reason: reason, text: text,
+                                                       customerName: decision.state.customerName,
+                                                       lastMessage: inbound.text, isHandoff: isHandoff, at: at))
+            case .handoff, .tag, .untag, .set:
+                break   // carried by the new state (owner, tags, metadata)
+            }
+        }
+        self.init(bot: bot.id, inbound: inbound, expectedVersion: expectedVersion, state: decision.state,
+                  outgoing: outgoing, notifications: notifications, ruleSetVersion: decision.ruleSetVersion)
+    }
+}
+
+/// Who the bot is, as far as the store cares.
+public struct BotIdentity: Sendable, Hashable {
+    public var id: String
+    public var name: String
+    public var senderID: String
+    public init(id: String, name: String, senderID: String) {
+        self.id = id
+        self.name = name
+        self.senderID = senderID
+    }
+}
