@@ -13,8 +13,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 
 # System libraries, as pkg-config names them, and the Debian packages that provide them.
-PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib
-APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev pkg-config
+PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib libmicrohttpd
+APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libmicrohttpd-dev pkg-config
 
 # Fuzzing: seconds per harness, seed inputs (checked in) and where new inputs and
 # crashes go (not checked in, see .gitignore).

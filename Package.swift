@@ -34,6 +34,10 @@ let package = Package(
                 swiftSettings: strict),
         .target(name: "UsherEngine", dependencies: ["UsherRules", "UsherText"], swiftSettings: strict),
         .target(name: "UsherStore", dependencies: ["UsherEngine"], swiftSettings: strict),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(name: "UsherRuntime", dependencies: ["UsherStore", "UsherEngine", "UsherRules", "UsherDiagnostics", "CMicroHTTPD"],
+                swiftSettings: strict),
         .target(name: "UsherTranscripts",
                 dependencies: ["UsherEngine", "UsherRules", "UsherYAML", "UsherDiagnostics", "CZlib"],
                 swiftSettings: strict),
@@ -53,6 +57,7 @@ let package = Package(
         .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML"]),
         .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherStoreTests", dependencies: ["UsherStore", "UsherEngine", "UsherRules"]),
+        .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
     ]

@@ -32,6 +32,9 @@ public struct BotConfig: Sendable {
     public var maxBotReplies: Int?
     public var loopGuard: LoopGuard?
     public var handoff: HandoffDefaults
+    /// Conversations this bot answers when several bots share a store: globs over the
+    /// conversation's channel. Empty: every conversation no other bot claims.
+    public var channels: [Glob] = []
     /// Where bot.yaml lives.
     public var path: String
 

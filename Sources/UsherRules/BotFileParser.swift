@@ -8,7 +8,7 @@ import Glibc
 /// Turns a `bot.yaml` document into a `BotConfig` (DESIGN.md §2), reporting every problem.
 struct BotFileParser {
     static let keys = ["bot", "name", "description", "sender_id", "timezone", "rules", "schedules",
-                       "session", "limits", "handoff"]
+                       "session", "limits", "handoff", "channels"]
 
     let reader: NodeReader
     let files: RuleSetLoader.Files
@@ -114,10 +114,17 @@ struct BotFileParser {
             if let n = h["notify"], let b = reader.bool(n, "'notify'") { handoff.notify = b }
         }
 
+        var channels: [Glob] = []
+        if let node = m["channels"] {
+            if let items = reader.texts(node, "'channels'") { channels = items.map { Glob($0.0) } } else { ok = false }
+        }
+
         guard ok else { return nil }
-        return BotConfig(id: id, name: name, senderId: senderId, timeZone: timeZone, ruleFiles: ruleFiles,
-                         schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,
-                         loopGuard: loopGuard, handoff: handoff, path: path)
+        var bot = BotConfig(id: id, name: name, senderId: senderId, timeZone: timeZone, ruleFiles: ruleFiles,
+                            schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,
+                            loopGuard: loopGuard, handoff: handoff, path: path)
+        bot.channels = channels
+        return bot
     }
 
     /// Lowercase letters, digits and '-' (and '_' for rule and list names), starting with a

@@ -121,6 +121,12 @@ public enum JSONSchemaText {
         }
       }
     },
+    "channels": {
+      "description": "When several bots share one store (usher run BOT BOT …): the conversations this bot answers, as globs over the conversation's channel, for example [web, app-*]. Leave it out on the one bot that answers every conversation no other bot claims.",
+      "type": "array",
+      "items": {"type": "string", "minLength": 1},
+      "minItems": 1
+    },
     "handoff": {
       "type": "object",
       "description": "Defaults for every handoff action of this bot.",
@@ -321,7 +327,6 @@ public enum JSONSchemaText {
     }
   }
 }
-
 """#
 
     /// The schema of rule files (`rules/*.yaml`, `bots/<bot>/rules.yaml`): the text of

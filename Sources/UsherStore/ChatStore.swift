@@ -28,7 +28,10 @@ public protocol ChatStore: Sendable {
     /// The conversation's state for `bot`, or `nil` before its first message.
     func state(bot: String, conversation: String) async throws -> ConversationState?
 
-    /// Writes one inbound message's effects atomically (see `CommitResult`).
+    /// Writes one inbound message's effects atomically (see `CommitResult`). When an agent's
+    /// message newer than the inbound one is already in the conversation, the outgoing messages
+    /// are dropped (the state and the done mark are still written): a reply never lands after a
+    /// human has taken over.
     func commit(_ commit: Commit) async throws -> CommitResult
 
     /// Leases conversations to `worker` until `until`; returns those it now holds (free, expired

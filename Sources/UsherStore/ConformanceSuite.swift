@@ -19,7 +19,7 @@ public struct ConformanceSuite: Sendable {
     public static let checks = [
         "ordering", "equal-timestamps", "redelivery", "duplicate-commit", "compare-and-set",
         "per-conversation-order", "racing-commits", "crash-between-steps", "cursor", "leases",
-        "inbox", "notifications", "close-events", "transcript", "idempotent-append",
+        "inbox", "notifications", "close-events", "transcript", "idempotent-append", "agent-overtakes",
     ]
 
     /// Runs one check; returns what went wrong (empty when it passed).
@@ -45,6 +45,7 @@ public struct ConformanceSuite: Sendable {
             case "close-events": try await closeEvents(store, expect)
             case "transcript": try await transcript(store, expect)
             case "idempotent-append": try await idempotentAppend(store, expect)
+            case "agent-overtakes": try await agentOvertakes(store, expect)
             default: failures.append("unknown check '\(check)'")
             }
         } catch {
@@ -264,6 +265,16 @@ public struct ConformanceSuite: Sendable {
         expect(t.dropFirst().allSatisfy { $0.senderID == "bot:conf" }, "bot messages carry the bot's sender id")
         expect(t[1].ruleID == "r", "the reply names its rule")
         expect(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).isEmpty, "the bot's own messages are never inbound")
+    }
+
+    private func agentOvertakes(_ store: any ChatStore, _ expect: Expect) async throws {
+        let m = try await customer(store, "c", "hello")
+        _ = try await store.append(NewMessage(conversationID: "c", from: .agent, senderID: "agent:li", text: "Li here"))
+        let (_, result) = try await commit(store, m, reply: "hi")
+        expect(result == .committed, "the customer message is done (got \(result))")
+        let t = try await store.transcript(conversation: "c")
+        expect(t.map(\.from) == [.customer, .agent], "no reply lands after the agent's message: \(t.map(\.from))")
+        expect(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).map(\.from) == [.agent], "the agent message is still to be decided")
     }
 
     private func idempotentAppend(_ store: any ChatStore, _ expect: Expect) async throws {

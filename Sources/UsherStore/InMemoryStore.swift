@@ -43,6 +43,8 @@ public final class InMemoryStore: ChatStore {
             let done = d.done[bot] ?? []
             var out: [StoredMessage] = []
             for m in d.messages where m.seq > cursor && Self.isInbound(m) && !done.contains(m.id) {
+                var m = m
+                (m.channel, m.locale) = d.conversations[m.conversationID] ?? (nil, nil)
                 out.append(m)
                 if out.count == limit { break }
             }
@@ -85,8 +87,10 @@ public final class InMemoryStore: ChatStore {
                 return .outOfOrder
             }
             if (d.states[key]?.version ?? 0) != c.expectedVersion { return .conflict }
+            // A human wrote after this message: the bot must not speak over them.
+            let overtaken = d.messages.contains { $0.conversationID == c.inbound.conversationID && $0.seq > c.inbound.seq && $0.from == .agent }
             var seq = d.messages.last?.seq ?? 0
-            for o in c.outgoing where !d.keys.contains(o.idempotencyKey) {
+            for o in c.outgoing where !d.keys.contains(o.idempotencyKey) && !overtaken {
                 seq += 1
                 d.keys.insert(o.idempotencyKey)
                 d.messages.append(StoredMessage(seq: seq, id: o.idempotencyKey, conversationID: o.conversationID,

@@ -24,9 +24,16 @@ public struct StoredMessage: Sendable, Hashable, Codable {
     public var at: Date
     /// For bot and system messages: the rule that wrote it.
     public var ruleID: String?
+    /// The conversation's channel and locale, as the backend set them (bots are chosen by
+    /// channel; rules match on both).
+    public var channel: String?
+    public var locale: String?
 
     public init(seq: Int64, id: String, conversationID: String, kind: Kind = .message, from: SenderRole,
-                senderID: String? = nil, senderName: String? = nil, text: String, at: Date, ruleID: String? = nil) {
+                senderID: String? = nil, senderName: String? = nil, text: String, at: Date, ruleID: String? = nil,
+                channel: String? = nil, locale: String? = nil) {
+        self.channel = channel
+        self.locale = locale
         self.seq = seq
         self.id = id
         self.conversationID = conversationID

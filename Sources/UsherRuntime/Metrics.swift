@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+
+/// The worker's Prometheus metrics: counters, gauges and histograms with labels, rendered in the
+/// text exposition format. One lock; updates are a dictionary write.
+public final class Metrics: Sendable {
+    private struct Series: Hashable {
+        var name: String
+        var labels: [String: String]
+    }
+
+    private struct Histogram {
+        var buckets: [Int]
+        var sum: Double = 0
+        var count: Int = 0
+    }
+
+    private struct State {
+        var counters: [Series: Double] = [:]
+        var gauges: [Series: Double] = [:]
+        var histograms: [Series: Histogram] = [:]
+    }
+
+    /// Latency buckets in seconds: 50 µs to 10 s.
+    public static let latencyBuckets: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                  0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    private static let help: [String: (type: String, help: String)] = [
+        "usher_messages_total": ("counter", "Inbound messages decided, by bot and sender."),
+        "usher_replies_total": ("counter", "Bot replies written, by bot and rule."),
+        "usher_system_messages_total": ("counter", "System notices written, by bot and rule."),
+        "usher_handoffs_total": ("counter", "Handoffs to agents, by bot, rule and reason."),
+        "usher_notifications_total": ("counter", "Agent notifications raised, by bot and queue."),
+        "usher_commits_total": ("counter", "Store commits, by bot and result."),
+        "usher_store_errors_total": ("counter", "Store operations that failed, by bot and code."),
+        "usher_regex_limit_hits_total": ("counter", "Regexes that hit a match, depth, heap or time limit, by bot and rule."),
+        "usher_truncated_messages_total": ("counter", "Messages longer than the matching cap, by bot."),
+        "usher_rules_last_reload_successful": ("gauge", "1 if the last rule reload of the bot succeeded, 0 if the running rules are older than the files."),
+        "usher_rules_info": ("gauge", "The rule-set version each bot is running (value 1)."),
+        "usher_ready": ("gauge", "1 once the worker has caught up with the store."),
+        "usher_decision_seconds": ("histogram", "Time to decide one message."),
+        "usher_end_to_end_seconds": ("histogram", "From a message stored to its effects committed."),
+    ]
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func increment(_ name: String, _ labels: [String: String] = [:], by value: Double = 1) {
+        state.withLock { $0.counters[Series(name: name, labels: labels), default: 0] += value }
+    }
+
+    public func set(_ name: String, _ labels: [String: String] = [:], to value: Double) {
+        state.withLock { $0.gauges[Series(name: name, labels: labels)] = value }
+    }
+
+    public func observe(_ name: String, _ labels: [String: String] = [:], _ value: Double) {
+        state.withLock { s in
+            let key = Series(name: name, labels: labels)
+            var h = s.histograms[key] ?? Histogram(buckets: Array(repeating: 0, count: Self.latencyBuckets.count))
+            for (i, bound) in Self.latencyBuckets.enumerated() where value <= bound { h.buckets[i] += 1 }
+            h.sum += value
+            h.count += 1
+            s.histograms[key] = h
+        }
+    }
+
+    /// The current value of a counter or gauge (tests, `/readyz`).
+    public func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+        state.withLock { s in
+            let key = Series(name: name, labels: labels)
+            return s.counters[key] ?? s.gauges[key] ?? s.histograms[key].map { Double($0.count) }
+        }
+    }
+
+    /// Sum of a counter over all label values.
+    public func total(_ name: String) -> Double {
+        state.withLock { s in s.counters.filter { $0.key.name == name }.reduce(0) { $0 + $1.value } }
+    }
+
+    /// Prometheus text exposition format 0.0.4.
+    public func render() -> String {
+        let snapshot = state.withLock { $0 }
+        var byName: [String: [String]] = [:]
+        func labels(_ l: [String: String], extra: (String, String)? = nil) -> String {
+            var parts = l.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escape($0.value))\"" }
+            if let (k, v) = extra { parts.append("\(k)=\"\(v)\"") }
+            return parts.isEmpty ? "" : "{" + parts.joined(separator: ",") + "}"
+        }
+        for (k, v) in snapshot.counters { byName[k.name, default: []].append("\(k.name)\(labels(k.labels)) \(Self.number(v))") }
+        for (k, v) in snapshot.gauges { byName[k.name, default: []].append("\(k.name)\(labels(k.labels)) \(Self.number(v))") }
+        for (k, h) in snapshot.histograms {
+            var lines: [String] = []
+            for (i, bound) in Self.latencyBuckets.enumerated() {
+                lines.append("\(k.name)_bucket\(labels(k.labels, extra: ("le", Self.number(bound)))) \(h.buckets[i])")
+            }
+            lines.append("\(k.name)_bucket\(labels(k.labels, extra: ("le", "+Inf"))) \(h.count)")
+            lines.append("\(k.name)_sum\(labels(k.labels)) \(Self.number(h.sum))")
+            lines.append("\(k.name)_count\(labels(k.labels)) \(h.count)")
+            byName[k.name, default: []].append(lines.joined(separator: "\n"))
+        }
+        var out = ""
+        for name in byName.keys.sorted() {
+            if let meta = Self.help[name] {
+                out += "# HELP \(name) \(meta.help)\n# TYPE \(name) \(meta.type)\n"
+            }
+            out += byName[name]!.sorted().joined(separator: "\n") + "\n"
+        }
+        return out
+    }
+
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    static func number(_ v: Double) -> String {
+        v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
+    }
+}

@@ -1,0 +1,268 @@
+public import Foundation
+public import UsherStore
+import UsherEngine
+import UsherRules
+import Synchronization
+
+/// `usher run`: catches up on the store's backlog, then follows new messages; decides each with
+/// the engine and commits its effects through the store. Conversations run in parallel, each in
+/// order; store errors are retried with backoff; a stop request finishes the messages in flight.
+public final class Worker: Sendable {
+    /// Tuning knobs with sensible defaults.
+    public struct Options: Sendable {
+        /// Inbound messages read per batch.
+        public var batchSize = 512
+        /// Conversations decided at the same time.
+        public var lanes = 8
+        /// How long a claimed conversation stays this worker's without renewal.
+        public var lease: TimeInterval = 30
+        /// The longest wait for new messages before looking again.
+        public var idleWait: Duration = .milliseconds(500)
+        /// First and longest delay between retries of a failing store operation.
+        public var retryDelay: Duration = .milliseconds(50)
+        public var maxRetryDelay: Duration = .seconds(5)
+        /// Log message text (debug only; off by default for privacy).
+        public var logText = false
+        public init() {}
+    }
+
+    public let store: any ChatStore
+    public let bots: [BotRuntime]
+    public let workerID: String
+    public let options: Options
+    public let metrics: Metrics
+    public let log: Logger
+    private let clock: @Sendable () -> Date
+    private let stopping = Atomic<Bool>(false)
+    private let caughtUp = Atomic<Int>(0)
+
+    public init(store: any ChatStore, bots: [BotRuntime], workerID: String = "worker-\(ProcessInfo.processInfo.processIdentifier)",
+                options: Options = .init(), metrics: Metrics = Metrics(), log: Logger = Logger(),
+                clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.bots = bots
+        self.workerID = workerID
+        self.options = options
+        self.metrics = metrics
+        self.log = log
+        self.clock = clock
+        for bot in bots {
+            metrics.set("usher_rules_last_reload_successful", ["bot": bot.id], to: 1)
+            metrics.set("usher_rules_info", ["bot": bot.id, "version": bot.ruleSet.version], to: 1)
+        }
+        metrics.set("usher_ready", to: 0)
+    }
+
+    /// Asks the worker to stop: no new batches are read; messages in flight finish.
+    public func requestStop() { stopping.store(true, ordering: .relaxed) }
+
+    public var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// Whether every bot has caught up with the backlog once (`/readyz`).
+    public var isReady: Bool { caughtUp.load(ordering: .relaxed) >= bots.count }
+
+    /// Runs until `requestStop()` (or the task is cancelled); then releases its leases.
+    public func run() async throws {
+        log.info("worker-start", ["worker": workerID, "bots": bots.map(\.id).joined(separator: ",")])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for bot in bots { group.addTask { try await self.follow(bot) } }
+            try await group.waitForAll()
+        }
+        for bot in bots { try? await store.release(bot: bot.id, worker: workerID) }
+        log.info("worker-stop", ["worker": workerID])
+    }
+
+    /// Reloads every bot whose files changed (or all, on SIGHUP).
+    public func reload(force: Bool = false) {
+        for bot in bots where force || bot.filesChanged() {
+            switch bot.reload() {
+            case let .reloaded(version):
+                metrics.set("usher_rules_last_reload_successful", ["bot": bot.id], to: 1)
+                metrics.set("usher_rules_info", ["bot": bot.id, "version": version], to: 1)
+                log.info("rules-reloaded", ["bot": bot.id, "version": version])
+            case .unchanged:
+                metrics.set("usher_rules_last_reload_successful", ["bot": bot.id], to: 1)
+            case let .rejected(why):
+                metrics.set("usher_rules_last_reload_successful", ["bot": bot.id], to: 0)
+                let first = why.split(separator: "\n").first.map(String.init) ?? why
+                log.error("rules-reload-failed", ["bot": bot.id, "keeping": bot.ruleSet.version, "error": first])
+            }
+        }
+    }
+
+    // MARK: - The loop of one bot
+
+    private func follow(_ bot: BotRuntime) async throws {
+        var reportedReady = false
+        var lastSeen: Int64 = 0
+        while !isStopping && !Task.isCancelled {
+            let cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
+            let batch = try await retrying(bot, "pending") {
+                try await self.store.pending(bot: bot.id, after: cursor, limit: self.options.batchSize)
+            }
+            if batch.isEmpty {
+                if !reportedReady {
+                    reportedReady = true
+                    if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
+                    log.info("caught-up", ["bot": bot.id, "cursor": cursor])
+                }
+                try await store.waitForChanges(after: max(lastSeen, cursor), timeout: options.idleWait)
+                continue
+            }
+            lastSeen = max(lastSeen, batch.last!.seq)
+            let progress = try await process(batch, bot)
+            try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
+            if !progress {
+                // Everything pending belongs to conversations another worker holds (or waits on
+                // an earlier message): wait for the store to change instead of spinning.
+                try await store.waitForChanges(after: lastSeen, timeout: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Decides a batch: conversations in parallel (up to `lanes`), each in order. Returns whether
+    /// anything was committed.
+    private func process(_ batch: [StoredMessage], _ bot: BotRuntime) async throws -> Bool {
+        var order: [String] = []
+        var byConversation: [String: [StoredMessage]] = [:]
+        for m in batch {
+            if byConversation[m.conversationID] == nil { order.append(m.conversationID) }
+            byConversation[m.conversationID, default: []].append(m)
+        }
+        let conversations = order
+        let held = try await retrying(bot, "claim") {
+            try await self.store.claim(bot: bot.id, conversations: conversations, worker: self.workerID,
+                                       until: self.clock().addingTimeInterval(self.options.lease))
+        }
+        let mine = order.filter(held.contains)
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            var next = 0
+            var progress = false
+            func start() {
+                guard next < mine.count else { return }
+                let messages = byConversation[mine[next]]!
+                next += 1
+                group.addTask { try await self.decide(messages, bot) }
+            }
+            for _ in 0..<min(options.lanes, mine.count) { start() }
+            while let done = try await group.next() {
+                progress = progress || done
+                start()
+            }
+            return progress
+        }
+    }
+
+    /// Decides one conversation's messages in order; stops at the first that cannot commit yet.
+    private func decide(_ messages: [StoredMessage], _ bot: BotRuntime) async throws -> Bool {
+        var progress = false
+        for m in messages {
+            switch try await decide(m, bot) {
+            case .committed, .duplicate: progress = true
+            case .outOfOrder, .conflict: return progress
+            }
+        }
+        return progress
+    }
+
+    private func decide(_ m: StoredMessage, _ bot: BotRuntime) async throws -> CommitResult {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let stored = try await retrying(bot, "state") { try await self.store.state(bot: bot.id, conversation: m.conversationID) }
+            let ruleSet = bot.ruleSet
+            let identity = BotIdentity(id: ruleSet.bot.id, name: ruleSet.bot.name, senderID: ruleSet.bot.senderId)
+            let decision: Decision
+            let started = ContinuousClock.now
+            var state = stored ?? ConversationState(conversationID: m.conversationID, channel: m.channel, locale: m.locale)
+            if !bot.owns(channel: m.channel ?? state.channel, among: bots) {
+                // Another bot of this worker answers this conversation: mark it done, unchanged.
+                state.version += 1
+                decision = Decision(outcome: .ignored("another bot's channel"), effects: [], state: state,
+                                    ruleSetVersion: ruleSet.version)
+            } else if m.kind == .close {
+                decision = Decision(outcome: .ignored("conversation closed"), effects: [],
+                                    state: Engine.closeSession(state), ruleSetVersion: ruleSet.version)
+            } else {
+                decision = Engine.decide(ruleSet, state, m.message, now: m.at)
+            }
+            let decideSeconds = Self.seconds(ContinuousClock.now - started)
+            let now = clock()
+            let commit = Commit(bot: identity, inbound: m, expectedVersion: stored?.version ?? 0, decision: decision, at: now)
+            let result = try await retrying(bot, "commit") { try await self.store.commit(commit) }
+            metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
+            switch result {
+            case .committed:
+                record(decision, m, bot, decideSeconds: decideSeconds, now: now)
+                return result
+            case .duplicate, .outOfOrder:
+                return result
+            case .conflict:
+                // Someone else wrote this conversation's state: read it again and decide again.
+                if attempt >= 20 { return result }
+            }
+        }
+    }
+
+    private func record(_ d: Decision, _ m: StoredMessage, _ bot: BotRuntime, decideSeconds: Double, now: Date) {
+        let b = bot.id
+        metrics.increment("usher_messages_total", ["bot": b, "from": m.kind == .close ? "close" : m.from.rawValue])
+        metrics.observe("usher_decision_seconds", ["bot": b], decideSeconds)
+        metrics.observe("usher_end_to_end_seconds", ["bot": b], max(0, now.timeIntervalSince(m.at)))
+        for e in d.effects {
+            switch e {
+            case let .reply(text, rule):
+                metrics.increment("usher_replies_total", ["bot": b, "rule": rule])
+                log.log(.info, "reply", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
+                                         "rules_version": d.ruleSetVersion, "text": options.logText ? text : nil])
+            case let .system(_, rule):
+                metrics.increment("usher_system_messages_total", ["bot": b, "rule": rule])
+            case let .handoff(reason, queue, _, rule):
+                metrics.increment("usher_handoffs_total", ["bot": b, "rule": rule, "reason": reason])
+                log.info("handoff", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
+                                     "reason": reason, "queue": queue, "rules_version": d.ruleSetVersion])
+            case let .notify(_, queue, _, _):
+                metrics.increment("usher_notifications_total", ["bot": b, "queue": queue])
+            case .tag, .untag, .set:
+                break
+            }
+        }
+        for e in d.events {
+            switch e {
+            case let .regexLimit(rule, _, limit):
+                metrics.increment("usher_regex_limit_hits_total", ["bot": b, "rule": rule])
+                log.warning("regex-limit", ["bot": b, "rule": rule, "limit": limit, "message": m.id])
+            case .truncated:
+                metrics.increment("usher_truncated_messages_total", ["bot": b])
+            }
+        }
+        if options.logText { log.debug("decided", ["bot": b, "message": m.id, "text": m.text]) }
+    }
+
+    /// Runs a store operation, retrying transient failures with exponential backoff (and every
+    /// failure while the worker is not stopping), counting errors by code.
+    private func retrying<T: Sendable>(_ bot: BotRuntime, _ what: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        var delay = options.retryDelay
+        while true {
+            do {
+                return try await body()
+            } catch let error as StoreError {
+                metrics.increment("usher_store_errors_total", ["bot": bot.id, "code": error.code])
+                log.warning("store-error", ["bot": bot.id, "operation": what, "code": error.code, "error": error.message])
+                guard error.isTransient, !isStopping else { throw error }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                metrics.increment("usher_store_errors_total", ["bot": bot.id, "code": "unknown"])
+                log.warning("store-error", ["bot": bot.id, "operation": what, "error": "\(error)"])
+                if isStopping { throw error }
+            }
+            try await Task.sleep(for: delay)
+            delay = min(delay * 2, options.maxRetryDelay)
+        }
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+import UsherEngine
+import UsherRuntime
+import UsherStore
+
+let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let seedMessage = "Thanks for your question! We're connecting you to a support agent now."
+
+/// A bot folder in a temporary directory, so tests can break and fix its files.
+func temporaryBot(_ rules: String) throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-bot-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    try Data("bot: temp\nname: Temp\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot.yaml"))
+    try Data(rules.utf8).write(to: dir.appendingPathComponent("rules.yaml"))
+    return dir
+}
+
+let seedRules = """
+version: 1
+rules:
+  - id: opening
+    when: {customer_messages: {at_most: 3}}
+    then: [reply: {sequence: ["one", "two", "three"]}]
+  - id: threshold
+    when: {customer_messages: {at_least: 4}}
+    then: [handoff: {reason: threshold}]
+"""
+
+/// Runs `body` with a worker running in the background, then stops it and waits for it.
+func withWorker(_ store: any ChatStore, _ bots: [BotRuntime], id: String = "w1",
+                _ body: (Worker) async throws -> Void) async throws {
+    var options = Worker.Options()
+    options.idleWait = .milliseconds(20)
+    let worker = Worker(store: store, bots: bots, workerID: id, options: options, log: Logger(minimum: .error))
+    let task = Task { try await worker.run() }
+    try await body(worker)
+    worker.requestStop()
+    try await task.value
+}
+
+/// Polls until `condition` holds (or fails the test after `timeout`).
+func eventually(_ what: String, timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+                _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("timed out waiting for: \(what)", sourceLocation: sourceLocation)
+}
+
+@Suite("Worker")
+struct WorkerTests {
+    @Test func seedBehaviourThroughTheStore() async throws {
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: repo.appendingPathComponent("bots/support").path)
+        try await withWorker(store, [bot]) { worker in
+            for text in ["hello", "are you there", "???", "still nothing"] {
+                try await store.append(NewMessage(conversationID: "c1", from: .customer, senderName: "Pooja", text: text,
+                                                  at: ISO8601DateFormatter().date(from: "2026-11-30T02:00:00Z")!))
+            }
+            try await eventually("the handoff") { try await store.inbox(bot: "support").count == 1 }
+            let t = try await store.transcript(conversation: "c1")
+            #expect(t.filter { $0.from == .bot }.map(\.text) == ["Hi there! How can we assist you today?",
+                                                                  "Thanks for reaching out—we're here to help.",
+                                                                  "One moment while we review your request..."])
+            #expect(t.filter { $0.from == .system }.map(\.text) == [seedMessage])
+            #expect(worker.metrics.value("usher_handoffs_total", ["bot": "support", "rule": "threshold", "reason": "threshold"]) == 1)
+            try await eventually("ready") { worker.isReady }
+        }
+    }
+
+    @Test func twoMessagesAtTheThresholdHandOffOnce() async throws {
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
+        // The seed's race: a read-modify-write of messageCount double-replied or skipped the handoff.
+        for i in 1...3 { try await store.append(NewMessage(conversationID: "c", from: .customer, text: "m\(i)")) }
+        try await withWorker(store, [bot]) { _ in
+            try await eventually("three replies") { try await store.transcript(conversation: "c").filter { $0.from == .bot }.count == 3 }
+            async let a = store.append(NewMessage(conversationID: "c", from: .customer, text: "fourth"))
+            async let b = store.append(NewMessage(conversationID: "c", from: .customer, text: "fifth"))
+            _ = try await (a, b)
+            try await eventually("both decided") { try await store.pending(bot: "temp", after: 0, limit: 10).isEmpty }
+        }
+        let t = try await store.transcript(conversation: "c")
+        #expect(t.filter { $0.from == .system }.count == 1, "exactly one handoff notice")
+        #expect(t.filter { $0.from == .bot }.count == 3, "no reply after the handoff")
+        #expect(try await store.notifications(after: 0, limit: 10).count == 1)
+    }
+
+    @Test func twoWorkersNeverDoubleReply() async throws {
+        let store = InMemoryStore()
+        let botA = try BotRuntime(path: try temporaryBot(seedRules).path)
+        let botB = try BotRuntime(path: botA.path)
+        for c in 0..<50 { for i in 0..<5 { try await store.append(NewMessage(conversationID: "c\(c)", from: .customer, text: "m\(i)")) } }
+        try await withWorker(store, [botA], id: "A") { _ in
+            try await withWorker(store, [botB], id: "B") { _ in
+                try await eventually("all decided") { try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty }
+            }
+        }
+        for c in 0..<50 {
+            let t = try await store.transcript(conversation: "c\(c)")
+            #expect(t.filter { $0.from == .bot }.map(\.text) == ["one", "two", "three"], "conversation c\(c)")
+            #expect(t.filter { $0.from == .system }.count == 1)
+        }
+    }
+
+    @Test func agentTakeoverSilencesTheBot() async throws {
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
+        // A backlog in which the agent wrote before the bot got to the customer's message.
+        try await store.append(NewMessage(conversationID: "d", from: .customer, text: "hi"))
+        try await store.append(NewMessage(conversationID: "d", from: .agent, senderID: "agent:li", text: "Li here"))
+        try await withWorker(store, [bot]) { _ in
+            try await store.append(NewMessage(conversationID: "c", from: .customer, text: "hi"))
+            try await eventually("the reply") { try await store.transcript(conversation: "c").count == 2 }
+            try await store.append(NewMessage(conversationID: "c", from: .agent, senderID: "agent:li", text: "Li here"))
+            try await store.append(NewMessage(conversationID: "c", from: .customer, text: "thanks"))
+            try await eventually("all decided") { try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty }
+        }
+        #expect(try await store.transcript(conversation: "c").map(\.from) == [.customer, .bot, .agent, .customer])
+        #expect(try await store.transcript(conversation: "d").map(\.from) == [.customer, .agent])
+    }
+
+    @Test func brokenReloadKeepsTheRunningRules() async throws {
+        let dir = try temporaryBot(seedRules)
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: dir.path)
+        let version = bot.ruleSet.version
+        try await withWorker(store, [bot]) { worker in
+            try Data("version: 1\nrules:\n  - id: opening\n    whne: {}\n".utf8).write(to: dir.appendingPathComponent("rules.yaml"))
+            worker.reload(force: true)
+            #expect(worker.metrics.value("usher_rules_last_reload_successful", ["bot": "temp"]) == 0)
+            #expect(bot.ruleSet.version == version)
+            try await store.append(NewMessage(conversationID: "probe", from: .customer, text: "hello"))
+            try await eventually("the probe is answered with the old rules") {
+                try await store.transcript(conversation: "probe").contains { $0.text == "one" }
+            }
+            try Data(seedRules.replacingOccurrences(of: "\"one\"", with: "\"uno\"").utf8).write(to: dir.appendingPathComponent("rules.yaml"))
+            worker.reload(force: true)
+            #expect(worker.metrics.value("usher_rules_last_reload_successful", ["bot": "temp"]) == 1)
+            #expect(bot.ruleSet.version != version)
+            try await store.append(NewMessage(conversationID: "probe2", from: .customer, text: "hello"))
+            try await eventually("the new rules answer") {
+                try await store.transcript(conversation: "probe2").contains { $0.text == "uno" }
+            }
+        }
+    }
+
+    @Test func metricsRenderAsPrometheusText() {
+        let m = Metrics()
+        m.increment("usher_replies_total", ["bot": "support", "rule": "refund"])
+        m.observe("usher_decision_seconds", ["bot": "support"], 0.0003)
+        m.set("usher_rules_last_reload_successful", ["bot": "support"], to: 1)
+        let text = m.render()
+        #expect(text.contains("# TYPE usher_replies_total counter\nusher_replies_total{bot=\"support\",rule=\"refund\"} 1\n"))
+        #expect(text.contains("usher_decision_seconds_bucket{bot=\"support\",le=\"0.0005\"} 1"))
+        #expect(text.contains("usher_decision_seconds_bucket{bot=\"support\",le=\"0.00025\"} 0"))
+        #expect(text.contains("usher_decision_seconds_count{bot=\"support\"} 1"))
+        #expect(text.contains("usher_rules_last_reload_successful{bot=\"support\"} 1"))
+    }
+
+    @Test func logsCarryNoMessageTextAtInfo() async throws {
+        let lines = LineCollector()
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
+        var options = Worker.Options()
+        options.idleWait = .milliseconds(20)
+        let worker = Worker(store: store, bots: [bot], options: options, log: Logger(sink: { lines.add($0) }))
+        let task = Task { try await worker.run() }
+        try await store.append(NewMessage(conversationID: "c", from: .customer, text: "my secret address is 12 Main St"))
+        try await eventually("decided") { try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty }
+        worker.requestStop()
+        try await task.value
+        let all = lines.all.joined()
+        #expect(all.contains("event=reply"))
+        #expect(!all.contains("secret") && !all.contains("one"), Comment(rawValue: all))
+    }
+}
+
+final class LineCollector: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ s: String) { lines.withLock { $0.append(s) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+import Synchronization
