@@ -186,3 +186,48 @@ final class LineCollector: Sendable {
 }
 
 import Synchronization
+
+@Suite("HTTP endpoints")
+struct HTTPTests {
+    /// A plain HTTP/1.0 GET over a socket: what Prometheus and a load balancer do.
+    func get(_ address: String, _ path: String) throws -> (Int, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", """
+        import sys, urllib.request, urllib.error
+        try:
+            r = urllib.request.urlopen('http://\(address)\(path)', timeout=5); print(r.status); print(r.read().decode(), end='')
+        except urllib.error.HTTPError as e:
+            print(e.code); print(e.read().decode(), end='')
+        """]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        let status = Int(text.prefix { $0 != "\n" }) ?? 0
+        return (status, String(text.drop { $0 != "\n" }.dropFirst()))
+    }
+
+    @Test func metricsHealthAndReadiness() async throws {
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
+        try await withWorker(store, [bot]) { worker in
+            let server = try HTTPServer(address: "127.0.0.1:0") { worker.httpResponse(path: $0) }
+            defer { server.close() }
+            try await store.append(NewMessage(conversationID: "c", from: .customer, text: "hi"))
+            try await eventually("ready") {
+                let empty = try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty
+                return worker.isReady && empty
+            }
+            let (status, body) = try get(server.address, "/metrics")
+            #expect(status == 200)
+            #expect(body.contains("usher_replies_total{bot=\"temp\",rule=\"opening\"} 1"), Comment(rawValue: body))
+            #expect(body.contains("usher_rules_last_reload_successful{bot=\"temp\"} 1"))
+            #expect(try get(server.address, "/healthz") == (200, "ok\n"))
+            #expect(try get(server.address, "/readyz") == (200, "ready\n"))
+            #expect(try get(server.address, "/nope").0 == 404)
+        }
+    }
+}
