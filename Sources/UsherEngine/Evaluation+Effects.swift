@@ -79,7 +79,10 @@ extension Evaluation {
 
     /// `max_bot_replies` and the loop guard: when this decision's replies would cross a limit,
     /// the conversation is handed off instead (or, already waiting, the replies are dropped).
-    mutating func enforceLimits() {
+    /// `marksBefore`: the rule marks before this decision, restored for rules whose replies are
+    /// dropped — a reply the customer never saw does not start a cooldown, use up a `once` or
+    /// advance a sequence.
+    mutating func enforceLimits(marksBefore: [RuleMark]) {
         var replies = 0
         for e in effects { if case .reply = e { replies += 1 } }
         guard replies > 0 else { return }
@@ -99,6 +102,12 @@ extension Evaluation {
             state.recentReplies.removeAll()
         }
         guard let reason else { return }
+        var silenced = Set<String>()
+        for e in effects { if case let .reply(_, rule) = e { silenced.insert(rule) } }
+        state.marks = state.marks.compactMap { mark in
+            guard silenced.contains(mark.rule) else { return mark }
+            return marksBefore.first { $0.rule == mark.rule }
+        }
         effects.removeAll { if case .reply = $0 { true } else { false } }
         state.botReplies = before
         state.recentReplies.removeLast(min(replies, state.recentReplies.count))

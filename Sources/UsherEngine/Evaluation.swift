@@ -81,6 +81,7 @@ struct Evaluation {
             if !rule.continues { stopped = rule.id }
         }
 
+        let marksBefore = state.marks
         let outcome: Decision.Outcome
         if !fired.isEmpty {
             outcome = .fired(fired.map(\.rule.id))
@@ -99,7 +100,7 @@ struct Evaluation {
         } else {
             outcome = .noMatch
         }
-        enforceLimits()
+        enforceLimits(marksBefore: marksBefore)
         let events = matcher.events
         let version = ruleSet.version
         let trace = options.trace ? self.trace : nil

@@ -410,3 +410,31 @@ struct EngineTests {
         }
     }
 }
+
+@Suite("Engine: limits")
+struct LimitTests {
+    @Test func aDroppedReplyDoesNotStartACooldown() throws {
+        var d = try Driver("""
+        version: 1
+        rules:
+          - id: waiting
+            while_waiting: true
+            cooldown: 10m
+            then: [reply: "An agent will be with you shortly."]
+          - id: human
+            when: {keywords: [human]}
+            then: [handoff: {reason: asked}]
+          - id: echo
+            then: [reply: "ok"]
+        """, bot: "limits: {loop_guard: {replies: 2, within: 1m}}\n")
+        d.customer("a")
+        d.customer("b")
+        d.customer("human")
+        // The third reply within a minute: the loop guard drops it (already waiting: silence).
+        let dropped = d.customer("hello?")
+        #expect(dropped.replies.isEmpty)
+        d.wait(60)
+        #expect(d.customer("hello??").replies == ["An agent will be with you shortly."],
+                "the customer never saw the first one, so no cooldown holds it back")
+    }
+}
