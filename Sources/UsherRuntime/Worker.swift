@@ -23,6 +23,12 @@ public final class Worker: Sendable {
         public var maxRetryDelay: Duration = .seconds(5)
         /// Log message text (debug only; off by default for privacy).
         public var logText = false
+        /// Agent notifications raised within this window in one queue are delivered as one.
+        public var notificationWindow: TimeInterval = 10
+        /// Queues whose notifications are not delivered.
+        public var mutedQueues: Set<String> = []
+        /// Where digests go (besides the log).
+        public var deliver: (@Sendable (NotificationDigest) -> Void)?
         public init() {}
     }
 
@@ -66,6 +72,7 @@ public final class Worker: Sendable {
         log.info("worker-start", ["worker": workerID, "bots": bots.map(\.id).joined(separator: ",")])
         try await withThrowingTaskGroup(of: Void.self) { group in
             for bot in bots { group.addTask { try await self.follow(bot) } }
+            group.addTask { try await self.dispatchNotifications() }
             try await group.waitForAll()
         }
         for bot in bots { try? await store.release(bot: bot.id, worker: workerID) }
@@ -86,6 +93,33 @@ public final class Worker: Sendable {
                 metrics.set("usher_rules_last_reload_successful", ["bot": bot.id], to: 0)
                 let first = why.split(separator: "\n").first.map(String.init) ?? why
                 log.error("rules-reload-failed", ["bot": bot.id, "keeping": bot.ruleSet.version, "error": first])
+            }
+        }
+    }
+
+    // MARK: - Agent notifications
+
+    /// Every `notificationWindow`, merges the notifications raised since the last round and
+    /// delivers them (log event `agent-notification`, and `options.deliver`). Notifications
+    /// raised while no worker ran stay in the store (and the inbox) but are not pinged again.
+    private func dispatchNotifications() async throws {
+        var position = try await retrying(bots[0], "notifications") {
+            try await self.store.notifications(after: 0, limit: Int.max).last?.seq ?? 0
+        }
+        while !isStopping && !Task.isCancelled {
+            // Sleep a window, in short steps so a stop request is seen at once.
+            let until = ContinuousClock.now + .milliseconds(Int(max(0.05, options.notificationWindow) * 1000))
+            while ContinuousClock.now < until && !isStopping { try? await Task.sleep(for: .milliseconds(50)) }
+            let after = position
+            let fresh = try await retrying(bots[0], "notifications") {
+                try await self.store.notifications(after: after, limit: 10_000)
+            }
+            guard let last = fresh.last else { continue }
+            position = last.seq
+            for digest in NotificationDigest.merge(fresh, window: options.notificationWindow, muted: options.mutedQueues) {
+                log.info("agent-notification", ["queue": digest.queue, "conversations": digest.conversations.count,
+                                                "text": options.logText ? digest.text : nil])
+                options.deliver?(digest)
             }
         }
     }

@@ -231,3 +231,53 @@ struct HTTPTests {
         }
     }
 }
+
+@Suite("Notification digests")
+struct NotificationDigestTests {
+    func n(_ seq: Int64, _ queue: String, _ name: String, at: Double) -> StoredNotification {
+        StoredNotification(seq: seq, bot: "support", notification: AgentNotification(
+            idempotencyKey: "k\(seq)", conversationID: "c\(seq)", queue: queue, reason: "threshold",
+            text: "\(name) is waiting for an agent (threshold)", customerName: name, lastMessage: "help",
+            isHandoff: true, at: Date(timeIntervalSince1970: at)))
+    }
+
+    @Test func burstsMergePerQueueWithinTheWindow() {
+        let all = [n(1, "general", "Asha", at: 0), n(2, "general", "Ben", at: 3), n(3, "vip", "Chen", at: 4),
+                   n(4, "general", "Dee", at: 5), n(5, "general", "Eli", at: 20)]
+        let d = NotificationDigest.merge(all, window: 10)
+        #expect(d.map(\.text) == ["3 conversations are waiting in general: Asha, Ben and 1 other",
+                                  "Chen is waiting for an agent (threshold)",
+                                  "Eli is waiting for an agent (threshold)"])
+        #expect(d.map(\.through) == [4, 3, 5])
+        #expect(d[0].conversations == ["c1", "c2", "c4"])
+    }
+
+    @Test func mutedQueuesAreLeftOut() {
+        let d = NotificationDigest.merge([n(1, "general", "Asha", at: 0), n(2, "vip", "Ben", at: 1)], window: 10, muted: ["general"])
+        #expect(d.map(\.queue) == ["vip"])
+    }
+}
+
+@Suite("Notification delivery")
+struct NotificationDeliveryTests {
+    @Test func handoffBurstsArriveAsOneDigest() async throws {
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
+        let got = Mutex<[NotificationDigest]>([])
+        var options = Worker.Options()
+        options.idleWait = .milliseconds(20)
+        options.notificationWindow = 0.5
+        options.deliver = { d in got.withLock { $0.append(d) } }
+        let worker = Worker(store: store, bots: [bot], options: options, log: Logger(minimum: .error))
+        let task = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(100))
+        for c in 0..<3 { for k in 0..<4 { try await store.append(NewMessage(conversationID: "c\(c)", from: .customer, senderName: "N\(c)", text: "m\(k)")) } }
+        try await eventually("one digest") { got.withLock { $0.count } >= 1 }
+        try await Task.sleep(for: .milliseconds(700))
+        worker.requestStop()
+        try await task.value
+        let digests = got.withLock { $0 }
+        #expect(digests.count == 1, "\(digests.map(\.text))")
+        #expect(digests.first?.text == "3 conversations are waiting in general: N0, N1 and 1 other")
+    }
+}
