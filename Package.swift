@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "UsherRuntime", dependencies: ["UsherStore", "UsherEngine", "UsherRules", "UsherDiagnostics", "CMicroHTTPD"],
                 swiftSettings: strict),
         .target(name: "UsherTranscripts",
-                dependencies: ["UsherEngine", "UsherRules", "UsherYAML", "UsherDiagnostics", "CZlib"],
+                dependencies: ["UsherEngine", "UsherRules", "UsherText", "UsherYAML", "UsherDiagnostics", "CZlib"],
                 swiftSettings: strict),
         .executableTarget(name: "usher",
                           dependencies: ["UsherEngine", "UsherRules", "UsherDiagnostics", "UsherYAML", "UsherTranscripts"],

@@ -8,6 +8,7 @@ import Foundation
 import UsherEngine
 import UsherRules
 import UsherText
+import UsherTranscripts
 
 // Rule files are read relative to the repository root, wherever the bench is started from.
 FileManager.default.changeCurrentDirectoryPath(
@@ -151,6 +152,62 @@ func scale() {
     }
 }
 
+// MARK: 3. Replay of the cucom data set
+
+/// Replays all 5,000 conversations of ../shared/data/cucom-ecommerce-5000.jsonl.gz with
+/// bots/support: gunzip, JSON parsing, decisions and the report written to /dev/null, timed
+/// whole, for each format and both agent modes; then the process's peak memory.
+func replay() {
+    let path = "../shared/data/cucom-ecommerce-5000.jsonl.gz"
+    guard FileManager.default.fileExists(atPath: path) else {
+        print("replay: skipped, \(path) is not there (it sits beside the repository in the development setup)")
+        return
+    }
+    guard let rs = RuleSetLoader.loadBot(at: "bots/support").ruleSet else { print("bots/support did not load"); exit(1) }
+    func maxRSS() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_maxrss   // KiB on Linux
+    }
+    let before = maxRSS()
+    let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    let rounds = quick ? 1 : 5
+    print("replay: \(path) (\(fmt(Double(size) / 1_048_576, 1)) MiB gzip), bots/support, report to /dev/null; best of \(rounds)")
+    // Reading alone: gunzip, split lines, parse JSON, build messages.
+    var records = 0
+    let readMs = measure(iterations: 1, rounds: rounds) { _ in
+        records = 0
+        guard let reader = try? TranscriptReader(path: path) else { return }
+        while let r = try? reader.next() { if case .conversation = r { records += 1 } }
+    } / 1e6
+    print("  read only (gunzip + JSON + messages): \(fmt(readMs, 1)) ms for \(records) conversations")
+    for agents in [ReplayOptions.Agents.takeover, .ignore] {
+        for format in ["text", "text --summary-only", "json", "html"] {
+            var result: ReplayResult?
+            let ms = measure(iterations: 1, rounds: rounds) { _ in
+                let out = try! ReportOutput(path: "/dev/null")
+                let runner = ReplayRunner(bot: rs, botPath: "bots/support", transcripts: [path], options: ReplayOptions(agents: agents))
+                switch format {
+                case "json":
+                    var w = ReportJSON(out)
+                    result = try? runner.run([path], into: &w)
+                case "html":
+                    var w = try! ReportHTML(out)
+                    result = try? runner.run([path], into: &w)
+                default:
+                    var w = ReportText(out, conversations: format == "text")
+                    result = try? runner.run([path], into: &w)
+                }
+            } / 1e6
+            guard let r = result else { print("  replay failed"); exit(1) }
+            let decided = r.summary.decided + r.summary.silentAgent + r.summary.silentWaiting
+            print("  replay \(agents == .ignore ? "--ignore-agents" : "(agents take over)") --format \(format): \(fmt(ms, 1)) ms, \(r.summary.conversations) conversations, \(decided) customer messages decided, \(r.summary.replies) replies   [target well under 1000 ms]")
+        }
+    }
+    let after = maxRSS()
+    print("  peak memory (ru_maxrss): \(fmt(Double(after) / 1024, 1)) MiB for the process, \(fmt(Double(before) / 1024, 1)) MiB before the replays")
+}
+
 print("usher-bench (\(quick ? "quick" : "full") run, release build expected; \(ProcessInfo.processInfo.activeProcessorCount) cores)")
 if only == nil || only == "support" { supportDecisions() }
 if only == nil || only == "scale" { scale() }
@@ -158,3 +215,4 @@ if only == "compile" {
     let files = syntheticBot(rules: 10_000)
     for _ in 0..<3 { _ = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files) }
 }
+if only == nil || only == "replay" { replay() }

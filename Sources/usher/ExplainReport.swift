@@ -1,6 +1,7 @@
 import Foundation
 import UsherEngine
 import UsherRules
+import UsherTranscripts
 
 /// The text of `usher explain`: the situation, every rule's verdict, the effects.
 struct ExplainReport {
@@ -21,21 +22,7 @@ struct ExplainReport {
         out += "message: \"\(text)\"\n"
         out += "context: customer message \(s.customerMessages) of the session, \(f.string(from: now)) \(bot.timeZone.identifier), owner \(ownerBefore)\n\n"
 
-        let width = max(8, (decision.trace ?? []).map(\.rule.count).max() ?? 8) + 1
-        for t in decision.trace ?? [] {
-            let (mark, why): (String, String) = switch t.verdict {
-            case .fired: (paint("✓", "32"), paint("fired", "32"))
-            case let .notMatched(r): (dim("·"), r)
-            case let .blocked(r): (paint("✗", "33"), r)
-            case .disabled: (dim("·"), "disabled (enabled: false)")
-            case let .notReached(r): (dim("·"), dim("not reached: \(r)"))
-            }
-            out += "  \(mark) \(t.rule.padding(width)) \(dim("priority " + String(t.priority).padding(5))) \(why)\n"
-        }
-        if ruleSet.fallback != nil {
-            let used = decision.outcome == .fallback
-            out += "  \(used ? paint("✓", "32") : dim("·")) \("fallback".padding(width)) \(dim("              ")) \(used ? paint("used: no rule fired", "32") : dim("not used"))\n"
-        }
+        out += ruleLines()
         out += "\n"
         switch decision.outcome {
         case let .silent(owner):
@@ -63,6 +50,28 @@ struct ExplainReport {
         return out + "\n"
     }
 
+    /// One line per rule of the trace, in evaluation order, then the fallback's: shared with
+    /// `usher test`, which prints them under a failing step.
+    func ruleLines(indent: String = "  ") -> String {
+        var out = ""
+        let width = max(8, (decision.trace ?? []).map(\.rule.count).max() ?? 8) + 1
+        for t in decision.trace ?? [] {
+            let (mark, why): (String, String) = switch t.verdict {
+            case .fired: (paint("✓", "32"), paint("fired", "32"))
+            case let .notMatched(r): (dim("·"), r)
+            case let .blocked(r): (paint("✗", "33"), r)
+            case .disabled: (dim("·"), "disabled (enabled: false)")
+            case let .notReached(r): (dim("·"), dim("not reached: \(r)"))
+            }
+            out += "\(indent)\(mark) \(t.rule.padding(width)) \(dim("priority " + String(t.priority).padding(5))) \(why)\n"
+        }
+        if ruleSet.fallback != nil {
+            let used = decision.outcome == .fallback
+            out += "\(indent)\(used ? paint("✓", "32") : dim("·")) \("fallback".padding(width)) \(dim("              ")) \(used ? paint("used: no rule fired", "32") : dim("not used"))\n"
+        }
+        return out
+    }
+
     private var ownerBefore: String {
         if case let .silent(o) = decision.outcome { return o.rawValue }
         return decision.effects.contains { if case .handoff = $0 { true } else { false } } ? "bot" : decision.state.owner.rawValue
@@ -85,53 +94,5 @@ struct ExplainReport {
     private func bold(_ s: String) -> String { paint(s, "1") }
 }
 
-/// `--format json` of explain: a stable shape for tools.
-enum DecisionJSON {
-    static func object(_ d: Decision) -> [String: Any] {
-        var o: [String: Any] = ["rule_set_version": d.ruleSetVersion, "fired": d.firedRules]
-        o["outcome"] = switch d.outcome {
-        case .ignored: "ignored"
-        case .takeover: "takeover"
-        case .silent: "silent"
-        case .fired: "fired"
-        case .fallback: "fallback"
-        case .noMatch: "no_match"
-        }
-        o["effects"] = d.effects.map(effect)
-        o["trace"] = (d.trace ?? []).map { t -> [String: Any] in
-            var j: [String: Any] = ["rule": t.rule, "priority": t.priority]
-            switch t.verdict {
-            case .fired: j["verdict"] = "fired"
-            case let .notMatched(r): j["verdict"] = "not_matched"; j["reason"] = r
-            case let .blocked(r): j["verdict"] = "blocked"; j["reason"] = r
-            case .disabled: j["verdict"] = "disabled"
-            case let .notReached(r): j["verdict"] = "not_reached"; j["reason"] = r
-            }
-            return j
-        }
-        let s = d.state
-        o["state"] = ["owner": s.owner.rawValue, "customer_messages": s.customerMessages, "bot_replies": s.botReplies,
-                      "fallbacks_in_a_row": s.fallbacksInARow, "tags": s.tags, "metadata": s.metadata] as [String: Any]
-        return o
-    }
-
-    static func effect(_ e: Effect) -> [String: Any] {
-        switch e {
-        case let .reply(t, r): ["type": "reply", "text": t, "rule": r]
-        case let .system(t, r): ["type": "system", "text": t, "rule": r]
-        case let .handoff(reason, q, p, r): ["type": "handoff", "reason": reason, "queue": q, "priority": p.rawValue, "rule": r]
-        case let .notify(t, q, reason, r): ["type": "notify", "text": t, "queue": q, "reason": reason, "rule": r]
-        case let .tag(t): ["type": "tag", "tag": t]
-        case let .untag(t): ["type": "untag", "tag": t]
-        case let .set(k, v): ["type": "set", "key": k, "value": v]
-        }
-    }
-
-    static func render(_ d: Decision, ruleSet: RuleSet, text: String) -> String {
-        var o = object(d)
-        o["bot"] = ruleSet.bot.id
-        o["text"] = text
-        let data = try! JSONSerialization.data(withJSONObject: o, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
-    }
-}
+/// `--format json` of explain: the shape lives in UsherTranscripts, shared with `usher replay`.
+typealias DecisionJSON = UsherTranscripts.DecisionJSON

@@ -25,6 +25,25 @@ let cliCases: [CLICase] = [
     CLICase(snapshot: "usage-unknown-command", args: ["chekc"], exit: 64),
     CLICase(snapshot: "usage-unknown-option", args: ["check", "--stirct"], exit: 64),
     CLICase(snapshot: "usage-explain-missing-text", args: ["explain", "bots/support"], exit: 64),
+    CLICase(snapshot: "test-help", args: ["test", "--help"], exit: 0),
+    CLICase(snapshot: "test-support", args: ["test", "bots/support"], exit: 0),
+    CLICase(snapshot: "test-all-bots", args: ["test"], exit: 0),
+    CLICase(snapshot: "test-verbose-file", args: ["test", "--verbose", "bots/support/tests/seed.yaml"], exit: 0),
+    CLICase(snapshot: "test-filter", args: ["test", "bots/support", "--filter", "LOOP guard", "--verbose"], exit: 0),
+    CLICase(snapshot: "test-filter-no-match", args: ["test", "bots/support", "--filter", "no such test"], exit: 1),
+    CLICase(snapshot: "test-failing", args: ["test", "--bot", "bots/support", "Tests/UsherCLITests/Fixtures/failing-tests.yaml"], exit: 1),
+    CLICase(snapshot: "test-failing-verbose", args: ["test", "--verbose", "--filter", "refund", "--bot", "bots/support", "Tests/UsherCLITests/Fixtures/failing-tests.yaml"], exit: 1),
+    CLICase(snapshot: "test-malformed", args: ["test", "--bot", "bots/support", "Tests/UsherCLITests/Fixtures/broken-tests.yaml"], exit: 1),
+    CLICase(snapshot: "test-bot-not-loaded", args: ["test", "Tests/UsherCLITests/Fixtures/broken-bot"], exit: 1),
+    CLICase(snapshot: "test-usage-no-bot", args: ["test", "Tests/UsherCLITests/Fixtures/failing-tests.yaml"], exit: 64),
+    CLICase(snapshot: "test-usage-missing-path", args: ["test", "bots/nope"], exit: 64),
+    CLICase(snapshot: "replay-help", args: ["replay", "--help"], exit: 0),
+    CLICase(snapshot: "replay-takeover", args: ["replay", "bots/support", "bots/support/transcripts/takeover.jsonl"], exit: 0),
+    CLICase(snapshot: "replay-takeover-json", args: ["replay", "bots/support", "bots/support/transcripts/takeover.jsonl", "--format", "json"], exit: 0),
+    CLICase(snapshot: "replay-cucom-ignore-agents", args: ["replay", "bots/support", "bots/support/transcripts/cucom-300.jsonl.gz", "--ignore-agents", "--summary-only"], exit: 0),
+    CLICase(snapshot: "replay-against-tienda", args: ["replay", "bots/support", "bots/support/transcripts/takeover.jsonl", "--against", "bots/tienda", "--summary-only"], exit: 0),
+    CLICase(snapshot: "replay-bad-data", args: ["replay", "bots/support", "bots/support/bot.yaml"], exit: 65),
+    CLICase(snapshot: "replay-usage-no-transcript", args: ["replay", "bots/support"], exit: 64),
 ]
 
 /// Runs `usher` in the repository root; returns exit status and stdout followed by stderr.
@@ -49,7 +68,7 @@ func runUsher(_ args: [String]) throws -> (Int32, String) {
     var text = String(decoding: o, as: UTF8.self)
     if !e.isEmpty { text += "--- stderr ---\n" + String(decoding: e, as: UTF8.self) }
     // Rule-set versions hash the rule files: keep snapshots stable across content edits.
-    text = text.replacing(/(rule set |version |"version" : ")[0-9a-f]{12}/) { $0.output.1 + "VERSION" }
+    text = text.replacing(/(rule set |version |"version" : "|"rule_set_version" : "|"rule_set_version": ")[0-9a-f]{12}/) { $0.output.1 + "VERSION" }
     return (p.terminationStatus, text)
 }
 

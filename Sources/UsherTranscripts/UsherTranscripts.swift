@@ -1,1 +1,0 @@
-// UsherTranscripts: transcript formats, replay, rule tests, reports.
