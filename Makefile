@@ -2,7 +2,7 @@
 #
 #   make deps    check (as root: install) the system libraries the build needs
 #   make build   build the `usher` command (release)
-#   make run     build, then check the support bot and explain one message
+#   make run     build, then run the worker with bots/support on sqlite:usher.db
 #   make test    build everything and run all tests — exactly what CI runs (.ci/run)
 #   make bench   run the benchmarks (release)
 #   make fuzz    short libFuzzer runs over the YAML loader and the text matcher
@@ -13,8 +13,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 
 # System libraries, as pkg-config names them, and the Debian packages that provide them.
-PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib libmicrohttpd
-APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libmicrohttpd-dev pkg-config
+PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib sqlite3 libmicrohttpd
+APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev pkg-config
 
 # Fuzzing: seconds per harness, seed inputs (checked in) and where new inputs and
 # crashes go (not checked in, see .gitignore).
@@ -54,10 +54,12 @@ deps:
 build: deps
 	$(SWIFT) build -c release --product usher
 
-# For now: load the support bot and explain one message. Later this becomes the worker.
+# The main job: the worker on the embedded SQLite store, answering with bots/support.
+# Talk to it from another terminal: usher send / usher chat / usher inbox (see README).
+STORE ?= sqlite:usher.db
 run: deps build
 	.build/release/usher check bots/support
-	.build/release/usher explain bots/support "I want a refund"
+	.build/release/usher run bots/support --store $(STORE) --metrics 127.0.0.1:9464
 
 test:
 	@echo "==> 1/3 checking swift and the system libraries (make deps)"

@@ -56,6 +56,62 @@ public protocol ChatStore: Sendable {
 
     /// Ends the connection; further calls fail.
     func close() async throws
+
+    /// The highest `seq` in the store, inbound or not (0 when empty). Read it before `pending`;
+    /// when `pending` comes back empty, wait with `waitForChanges(after:)` from it, so that the
+    /// bot's own replies (which also take sequence numbers) do not wake the wait at once.
+    func latestSeq() async throws -> Int64
+
+    /// The conversation's fields as the backend wrote them, or `nil` for an unknown conversation:
+    /// what the worker copies into a new `ConversationState` (channel, locale, customer).
+    func conversation(_ id: String) async throws -> ConversationInfo?
+
+    /// The states of several conversations for `bot` at once; conversations without one are
+    /// absent. Stores answer it with one query where they can.
+    func states(bot: String, conversations: [String]) async throws -> [String: ConversationState]
+
+    /// Group commit: writes each commit as `commit(_:)` would, in order (a later commit sees the
+    /// effects of earlier ones in the batch), and returns one result per commit. A conflict or a
+    /// duplicate in the batch does not undo the others. Stores that can write the whole batch in
+    /// one transaction do so; the default commits one by one.
+    func commit(batch: [Commit]) async throws -> [CommitResult]
+}
+
+extension ChatStore {
+    /// One `state(bot:conversation:)` per conversation.
+    public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
+        var out: [String: ConversationState] = [:]
+        for c in Set(conversations) {
+            if let s = try await state(bot: bot, conversation: c) { out[c] = s }
+        }
+        return out
+    }
+
+    /// One `commit(_:)` per commit, in order.
+    public func commit(batch: [Commit]) async throws -> [CommitResult] {
+        var results: [CommitResult] = []
+        results.reserveCapacity(batch.count)
+        for c in batch { results.append(try await commit(c)) }
+        return results
+    }
+}
+
+/// A conversation's own fields, as the backend created it.
+public struct ConversationInfo: Sendable, Hashable, Codable {
+    public var id: String
+    /// The sender id of the first customer message.
+    public var customerID: String?
+    public var channel: String?
+    public var locale: String?
+    /// When its first message was written.
+    public var createdAt: Date
+    public init(id: String, customerID: String?, channel: String?, locale: String?, createdAt: Date) {
+        self.id = id
+        self.customerID = customerID
+        self.channel = channel
+        self.locale = locale
+        self.createdAt = createdAt
+    }
 }
 
 /// A conversation waiting for an agent.

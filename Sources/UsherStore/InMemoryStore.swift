@@ -18,6 +18,7 @@ public final class InMemoryStore: ChatStore {
         var conversations: [String: (channel: String?, locale: String?)] = [:]
         var waitingSince: [String: (Date, String?, String?)] = [:]   // "bot\0conversation" → since, queue, reason
         var closed = false
+        var info: [String: ConversationInfo] = [:]
     }
 
     private let data = Mutex(Data())
@@ -145,6 +146,13 @@ public final class InMemoryStore: ChatStore {
             d.messages.append(stored)
             d.ids.insert(m.id)
             if d.conversations[m.conversationID] == nil { d.conversations[m.conversationID] = (m.channel, m.locale) }
+            if d.info[m.conversationID] == nil {
+                d.info[m.conversationID] = ConversationInfo(id: m.conversationID, customerID: nil, channel: m.channel,
+                                                            locale: m.locale, createdAt: m.at)
+            }
+            if m.from == .customer, d.info[m.conversationID]?.customerID == nil {
+                d.info[m.conversationID]?.customerID = m.senderID
+            }
             return stored
         }
     }
@@ -170,6 +178,14 @@ public final class InMemoryStore: ChatStore {
 
     public func close() async throws {
         data.withLock { $0.closed = true }
+    }
+
+    public func latestSeq() async throws -> Int64 {
+        try locked { $0.messages.last?.seq ?? 0 }
+    }
+
+    public func conversation(_ id: String) async throws -> ConversationInfo? {
+        try locked { $0.info[id] }
     }
 
     /// The conversation's fields (channel, locale) as written by its first message.

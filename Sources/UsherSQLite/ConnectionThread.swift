@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+
+/// The dedicated thread that owns one SQLite connection: every blocking SQLite call runs here,
+/// never on the cooperative thread pool.
+///
+/// Callers hand it closures (bridged with continuations by `SQLiteStore`). It is also a
+/// `TaskExecutor`: a task started with `withTaskExecutorPreference(store.taskExecutor)` runs on
+/// this thread, and its store calls then run inline instead of hopping threads twice per call.
+final class ConnectionThread: TaskExecutor, @unchecked Sendable {
+    // @unchecked: `threadID` is written once by the thread before `started` is signalled and
+    // only read after `init` has waited for that signal; everything else is behind `queue`.
+
+    private enum Item: Sendable {
+        case work(@Sendable () -> Void)
+        case job(UnownedJob)
+    }
+
+    private struct Queue: ~Copyable {
+        var items: [Item] = []
+        var sleeping = false
+        var stopped = false
+    }
+
+    private let queue = Mutex(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+    /// Items pushed and not yet taken: lets the thread spin briefly before it sleeps.
+    private let queued = Atomic<Int>(0)
+    /// How long the thread polls for more work before it sleeps: a caller that awaits one call
+    /// and makes the next within this window finds the thread awake (no futex wake-up).
+    private let spin: Duration
+    private nonisolated(unsafe) var threadID = pthread_self()
+
+    init(name: String, spin: Duration = .microseconds(50)) {
+        self.spin = spin
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            threadID = pthread_self()
+            started.signal()
+            loop()
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    /// Whether the caller is running on this thread.
+    var isCurrent: Bool { pthread_equal(pthread_self(), threadID) != 0 }
+
+    /// Runs `work` on the thread, after what is already queued. Returns `false` once stopped.
+    @discardableResult
+    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+        push(.work(work))
+    }
+
+    /// Lets the thread finish what is queued, then end.
+    func stop() {
+        let signal = queue.withLock { q -> Bool in
+            q.stopped = true
+            defer { q.sleeping = false }
+            return q.sleeping
+        }
+        if signal { wake.signal() }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        if !push(.job(job)) {
+            // Stopped: still run the job somewhere, so an awaiting task is never stranded.
+            DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+
+    private func push(_ item: Item) -> Bool {
+        let (accepted, signal) = queue.withLock { q -> (Bool, Bool) in
+            if q.stopped, case .work = item { return (false, false) }
+            q.items.append(item)
+            queued.add(1, ordering: .releasing)
+            defer { q.sleeping = false }
+            return (true, q.sleeping)
+        }
+        if signal { wake.signal() }
+        return accepted
+    }
+
+    private func loop() {
+        let executor = asUnownedTaskExecutor()
+        let clock = ContinuousClock()
+        var idleSince: ContinuousClock.Instant?
+        while true {
+            if queued.load(ordering: .acquiring) == 0, !queue.withLock({ $0.stopped }) {
+                // Nothing queued: poll a little before going to sleep.
+                let since = idleSince ?? clock.now
+                idleSince = since
+                if clock.now - since < spin {
+                    sched_yield()
+                    continue
+                }
+            }
+            idleSince = nil
+            let (items, done) = queue.withLock { q -> ([Item], Bool) in
+                if q.items.isEmpty {
+                    if q.stopped { return ([], true) }
+                    q.sleeping = true
+                    return ([], false)
+                }
+                let out = q.items
+                q.items.removeAll(keepingCapacity: true)
+                queued.subtract(out.count, ordering: .relaxed)
+                return (out, false)
+            }
+            if done { return }
+            if items.isEmpty {
+                wake.wait()
+                continue
+            }
+            for item in items {
+                switch item {
+                case let .work(work): work()
+                case let .job(job): job.runSynchronously(on: executor)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+public import Foundation
+
+extension SQLiteStore {
+    /// How the store opens and uses its database file.
+    public struct Options: Sendable {
+        /// SQLite's `synchronous` setting in WAL mode.
+        public enum Synchronous: String, Sendable, Hashable, CaseIterable {
+            /// Commits are durable once the WAL is synced at a checkpoint: a power cut may lose
+            /// the last transactions, never corrupt the file (an application crash loses nothing).
+            case normal = "NORMAL"
+            /// Every commit syncs the WAL: durable against power loss, slower.
+            case full = "FULL"
+        }
+
+        public var synchronous: Synchronous
+        /// How long SQLite itself waits for another connection's lock before reporting busy.
+        public var busyTimeout: Duration
+        /// Further attempts, with exponential backoff, after SQLite reports busy; then the call
+        /// fails with a transient `StoreError` (code `busy`).
+        public var busyRetries: Int
+        /// The first backoff between such attempts (doubled each time, up to one second).
+        public var retryBackoff: Duration
+        /// `waitForChanges` polls `PRAGMA data_version` at this interval while messages flow…
+        public var pollInterval: Duration
+        /// …and backs off to this one after `activeWindow` without a change.
+        public var idlePollInterval: Duration
+        public var activeWindow: Duration
+        /// SQLite's page cache per connection, in KiB.
+        public var cacheKiB: Int
+        /// The time written on leases, handoffs and rows (injected, like every clock here).
+        public var clock: @Sendable () -> Date
+
+        public init(synchronous: Synchronous = .normal, busyTimeout: Duration = .seconds(1), busyRetries: Int = 8,
+                    retryBackoff: Duration = .milliseconds(5), pollInterval: Duration = .milliseconds(2),
+                    idlePollInterval: Duration = .milliseconds(20), activeWindow: Duration = .seconds(1),
+                    cacheKiB: Int = 16_384, clock: @escaping @Sendable () -> Date = { Date() }) {
+            self.synchronous = synchronous
+            self.busyTimeout = busyTimeout
+            self.busyRetries = busyRetries
+            self.retryBackoff = retryBackoff
+            self.pollInterval = pollInterval
+            self.idlePollInterval = idlePollInterval
+            self.activeWindow = activeWindow
+            self.cacheKiB = cacheKiB
+            self.clock = clock
+        }
+    }
+
+    /// Counters since the store was opened.
+    public struct Statistics: Sendable, Hashable {
+        /// Calls retried after SQLite reported busy (each retry counts).
+        public var busyRetries = 0
+        /// Inbound messages committed (`.committed` results).
+        public var commits = 0
+        /// `PRAGMA data_version` polls made by `waitForChanges`.
+        public var polls = 0
+        /// Migrations applied when the store was opened.
+        public var migrationsApplied: [Int] = []
+    }
+}
+
+extension Duration {
+    var milliseconds: Double {
+        let c = components
+        return Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15
+    }
+}

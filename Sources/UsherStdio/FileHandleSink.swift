@@ -1,0 +1,23 @@
+public import Foundation
+import Synchronization
+
+/// Writes lines to a file handle (stdout, stderr, a file), one `write` call per batch.
+public final class FileHandleSink: LineSink {
+    private let handle: Mutex<FileHandle>
+
+    public init(_ handle: FileHandle) {
+        self.handle = Mutex(handle)
+    }
+
+    /// The process's standard output.
+    public static var standardOutput: FileHandleSink { FileHandleSink(.standardOutput) }
+    /// The process's standard error.
+    public static var standardError: FileHandleSink { FileHandleSink(.standardError) }
+
+    public func write(_ lines: [String]) throws {
+        if lines.isEmpty { return }
+        var text = lines.joined(separator: "\n")
+        text.append("\n")
+        try handle.withLock { try $0.write(contentsOf: Data(text.utf8)) }
+    }
+}

@@ -1,0 +1,130 @@
+public import Foundation
+public import UsherEngine
+public import UsherSQLite
+public import UsherStore
+
+/// The JSON-lines store (`--store stdio`): messages come in on stdin (`StdioIntake`), actions go
+/// out on stdout, and everything in between — messages, state, done marks, what was already
+/// written out — lives in an embedded SQLite file, so a restart with the same file neither
+/// decides a message twice nor writes an action twice.
+///
+/// Every commit is written through a `SQLiteStore` first; then the actions it committed and not
+/// yet written are written to `output` and marked written, in one transaction (see
+/// `SQLiteStore.deliverActions`). Opening the store writes whatever a crash left committed but
+/// unwritten. Only a crash between the write to `output` and that mark can repeat an action
+/// (once, after the restart); every line carries its idempotency key (`key`) for that case.
+public final class StdioStore: ChatStore {
+    /// The state file when the URL names none.
+    public static let defaultPath = "usher-stdio.db"
+    /// The delivery channel recorded in the state file.
+    public static let channel = "stdout"
+
+    /// The embedded store underneath.
+    public let database: SQLiteStore
+    private let output: any LineSink
+
+    /// Opens (or creates) the state file at `path`, then writes any actions committed but not
+    /// written before (a crash).
+    public init(path: String = StdioStore.defaultPath, output: any LineSink = FileHandleSink.standardOutput,
+                options: SQLiteStore.Options = .init()) async throws {
+        database = try await SQLiteStore(path: path, options: options)
+        self.output = output
+        do {
+            try await flush()
+        } catch {
+            try? await database.close()
+            throw error
+        }
+    }
+
+    /// Opens `stdio` (state in `usher-stdio.db`) or `stdio:PATH`.
+    public static func open(url: String, output: any LineSink = FileHandleSink.standardOutput,
+                            options: SQLiteStore.Options = .init()) async throws -> StdioStore {
+        try await StdioStore(path: try parse(url: url), output: output, options: options)
+    }
+
+    /// The state file a `stdio` URL names.
+    public static func parse(url: String) throws -> String {
+        if url == "stdio" || url == "stdio:" { return defaultPath }
+        guard url.hasPrefix("stdio:") else {
+            throw StoreError("bad-url", "'\(url)' is not a stdio store URL; expected stdio or stdio:PATH")
+        }
+        var path = String(url.dropFirst("stdio:".count))
+        if path.hasPrefix("//") { path.removeFirst(2) }
+        return path.isEmpty ? defaultPath : path
+    }
+
+    /// Writes the actions committed and not yet written; returns how many.
+    @discardableResult
+    public func flush() async throws -> Int {
+        let output = output
+        return try await database.deliverActions(channel: Self.channel) { actions in
+            try output.write(actions.map(ActionLine.encode))
+        }
+    }
+
+    // MARK: ChatStore
+
+    public func commit(_ commit: Commit) async throws -> CommitResult {
+        let result = try await database.commit(commit)
+        if result == .committed { try await flush() }
+        return result
+    }
+
+    public func commit(batch: [Commit]) async throws -> [CommitResult] {
+        do {
+            let results = try await database.commit(batch: batch)
+            if results.contains(.committed) { try await flush() }
+            return results
+        } catch {
+            // A partly failed batch still committed the others: write them out before failing.
+            _ = try? await flush()
+            throw error
+        }
+    }
+
+    public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
+        try await database.pending(bot: bot, after: cursor, limit: limit)
+    }
+
+    public func waitForChanges(after seq: Int64, timeout: Duration) async throws {
+        try await database.waitForChanges(after: seq, timeout: timeout)
+    }
+
+    public func cursor(bot: String) async throws -> Int64 { try await database.cursor(bot: bot) }
+
+    public func advanceCursor(bot: String) async throws { try await database.advanceCursor(bot: bot) }
+
+    public func state(bot: String, conversation: String) async throws -> ConversationState? {
+        try await database.state(bot: bot, conversation: conversation)
+    }
+
+    public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
+        try await database.states(bot: bot, conversations: conversations)
+    }
+
+    public func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
+        try await database.claim(bot: bot, conversations: conversations, worker: worker, until: until)
+    }
+
+    public func release(bot: String, worker: String) async throws { try await database.release(bot: bot, worker: worker) }
+
+    @discardableResult
+    public func append(_ message: NewMessage) async throws -> StoredMessage { try await database.append(message) }
+
+    public func transcript(conversation: String) async throws -> [StoredMessage] {
+        try await database.transcript(conversation: conversation)
+    }
+
+    public func inbox(bot: String) async throws -> [InboxEntry] { try await database.inbox(bot: bot) }
+
+    public func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification] {
+        try await database.notifications(after: seq, limit: limit)
+    }
+
+    public func latestSeq() async throws -> Int64 { try await database.latestSeq() }
+
+    public func conversation(_ id: String) async throws -> ConversationInfo? { try await database.conversation(id) }
+
+    public func close() async throws { try await database.close() }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import UsherEngine
+import UsherRuntime
+import UsherStore
+
+/// `usher chat BOT`: talk to a bot in the terminal as a customer, through a real store and worker.
+enum ChatCommand: Command {
+    static let name = "chat"
+    static let summary = "chat with a bot in the terminal as the customer"
+    static let help = """
+    Usage: usher chat BOT [--store URL] [--conversation ID] [--name NAME] [options]
+
+    An interactive chat as the customer: each line you type is written to the store as a
+    customer message, and the bot's replies, system notices and handoffs are shown as they
+    arrive. A worker for BOT runs inside this command (unless --no-worker, when a separate
+    `usher run` answers), so this is exactly what a customer would see.
+
+    While chatting:
+      /agent TEXT   write TEXT as a human agent (the bot goes silent)
+      /close        close the conversation (the next message starts a new session)
+      /quit         leave (or Ctrl-D)
+
+    Options:
+      --store URL          sqlite:PATH (default sqlite:usher.db)
+      --conversation ID    the conversation to use (default: a new one)
+      --name NAME          your name as the customer (default: Customer)
+      --channel NAME       the conversation's channel
+      --locale TAG         the conversation's locale (zh-CN, es, …)
+      --no-worker          do not start a worker; another `usher run` answers
+      -h, --help           show this help
+
+    Exit status: 0 when you leave, 1 the bot does not load or the store fails, 64 usage error.
+
+    """
+
+    static func run(_ args: [String]) throws(UsageError) -> ExitCode {
+        let a = try Arguments(args, options: ["--store", "--conversation", "--name", "--channel", "--locale"], flags: ["--no-worker"])
+        guard a.positionals.count == 1 else { throw UsageError("needs exactly one BOT, like bots/support") }
+        let bot: BotRuntime
+        do { bot = try BotRuntime(path: a.positionals[0]) } catch {
+            Terminal.err("usher chat: \(error.message)")
+            return .failure
+        }
+        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default)
+        let conversation = a.value("--conversation") ?? "chat-" + UUID().uuidString.prefix(8).lowercased()
+        let name = a.value("--name") ?? "Customer"
+        let channel = a.value("--channel"), locale = a.value("--locale")
+        let colour = Terminal.colour()
+        var worker: Worker?
+        if !a.flag("--no-worker") {
+            var options = Worker.Options()
+            options.idleWait = .milliseconds(50)
+            worker = Worker(store: store, bots: [bot], workerID: "chat-\(getpid())", options: options, log: Logger(minimum: .error))
+        }
+        let running = worker.map { w in Task.detached { try await w.run() } }
+        let botName = bot.ruleSet.bot.name
+        Terminal.out("Chatting with \(botName) in conversation \(conversation) as \(name). /agent TEXT writes as an agent, /close closes, /quit leaves.\n")
+        let code = blocking {
+            var owner: Owner = .bot
+            while true {
+                Terminal.out(colour ? "\u{1B}[1myou>\u{1B}[0m " : "you> ")
+                guard let line = readLine() else { Terminal.out("\n"); break }
+                let text = line.trimmingCharacters(in: .whitespaces)
+                if text.isEmpty { continue }
+                if text == "/quit" || text == "/exit" { break }
+                var message = NewMessage(conversationID: conversation, from: .customer, senderID: "customer-\(conversation)",
+                                         senderName: name, text: text, channel: channel, locale: locale)
+                if text == "/close" {
+                    message = NewMessage(conversationID: conversation, kind: .close, from: .system, text: "")
+                } else if text.hasPrefix("/agent ") {
+                    message = NewMessage(conversationID: conversation, from: .agent, senderID: "agent", senderName: "Agent",
+                                         text: String(text.dropFirst(7)))
+                } else if text.hasPrefix("/") {
+                    Terminal.out("unknown command \(text); use /agent TEXT, /close or /quit\n")
+                    continue
+                }
+                let stored = try await store.append(message)
+                let decided = try await SendCommand.waitUntilDecided(store, bot: bot.id, message: stored)
+                let answers = try await SendCommand.waitForAnswers(store, conversation: conversation, after: stored.seq,
+                                                                   timeout: decided ? .milliseconds(300) : .seconds(1))
+                for m in answers { Terminal.out(render(m, colour: colour, botName: botName) + "\n") }
+                let state = try await store.state(bot: bot.id, conversation: conversation)
+                let now = state?.owner ?? .bot
+                if message.kind == .close {
+                    Terminal.out(dim("(conversation closed: the next message starts a new session)", colour) + "\n")
+                } else if now != owner {
+                    switch now {
+                    case .waiting: Terminal.out(dim("(handed off: the conversation waits for an agent; see `usher inbox`)", colour) + "\n")
+                    case .agent: Terminal.out(dim("(an agent took over: the bot stays silent)", colour) + "\n")
+                    case .bot: break
+                    }
+                } else if answers.isEmpty && message.from == .customer {
+                    Terminal.out(dim(now == .bot ? "(no answer)" : "(the bot stays silent: \(now == .agent ? "an agent owns the conversation" : "waiting for an agent"))", colour) + "\n")
+                }
+                owner = message.kind == .close ? .bot : now
+            }
+            return .ok
+        }
+        worker?.requestStop()
+        if let running {
+            let done = DispatchSemaphore(value: 0)
+            Task.detached { _ = try? await running.value; try? await store.close(); done.signal() }
+            done.wait()
+        }
+        return code
+    }
+
+    /// One bot message or system notice, as the chat shows it.
+    static func render(_ m: StoredMessage, colour: Bool, botName: String? = nil) -> String {
+        switch m.from {
+        case .system:
+            return colour ? "\u{1B}[33m── \(m.text) ──\u{1B}[0m" : "── \(m.text) ──"
+        case .bot:
+            let who = botName ?? m.senderName ?? "bot"
+            let rule = m.ruleID.map { "  [\($0)]" } ?? ""
+            return colour ? "\u{1B}[1;36m\(who):\u{1B}[0m \(m.text)\u{1B}[2m\(rule)\u{1B}[0m" : "\(who): \(m.text)\(rule)"
+        case .agent, .customer:
+            return "\(m.senderName ?? m.from.rawValue): \(m.text)"
+        }
+    }
+
+    static func dim(_ s: String, _ colour: Bool) -> String { colour ? "\u{1B}[2m\(s)\u{1B}[0m" : s }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

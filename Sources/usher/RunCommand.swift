@@ -1,0 +1,162 @@
+import Dispatch
+import Foundation
+import UsherRuntime
+import UsherRules
+import UsherStdio
+import UsherStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `usher run BOT…`: the worker.
+enum RunCommand: Command {
+    static let name = "run"
+    static let summary = "run the worker: answer new messages in a store, hand off to agents"
+    static let help = """
+    Usage: usher run BOT… [--store URL] [--metrics ADDR] [options]
+
+    Catches up on every message the bots have not decided yet, then follows new ones: decides
+    each with the bot's rules and writes replies, system notices, handoffs and agent
+    notifications back to the store. Conversations run in parallel, each in order; a crash at
+    any point loses and duplicates nothing (the next run picks up where the store says).
+
+    Several bots in one process share a store by channel: a bot whose bot.yaml lists
+    `channels: [web, app-*]` answers those conversations; the bot without `channels` answers
+    every other conversation.
+
+    Signals: SIGTERM or SIGINT stop taking work, finish what is in flight and exit 0 within
+    --shutdown-timeout; SIGHUP reloads every bot's rules (a change to any loaded file reloads it
+    too, within a second). A reload validates the whole bot aside and keeps the running rules
+    when the new ones are broken (the log names file:line; usher_rules_last_reload_successful
+    reads 0).
+
+    Options:
+      --store URL            sqlite:PATH (default sqlite:usher.db), or stdio[:STATE.db]: JSON lines
+                             in on stdin (DESIGN.md §5 events), actions out on stdout, state in
+                             the SQLite file; the worker stops when stdin ends
+      --metrics ADDR         serve /metrics, /healthz and /readyz on ADDR (127.0.0.1:9464)
+      --log-format FORMAT    logfmt (default) or json; one line per event, on stderr
+      --log-level LEVEL      debug, info (default), warning or error
+      --log-text             include message and reply text in logs (off: privacy)
+      --lanes N              conversations decided at the same time (default 8)
+      --worker-id ID         this worker's name in leases (default worker-PID)
+      --shutdown-timeout D   how long in-flight work may take on SIGTERM (default 10s)
+      -h, --help             show this help
+
+    Exit status: 0 after a clean shutdown, 1 a bot does not load or the store fails, 64 usage.
+
+    """
+
+    static func run(_ args: [String]) throws(UsageError) -> ExitCode {
+        let a = try Arguments(args, options: ["--store", "--metrics", "--log-format", "--log-level", "--lanes",
+                                              "--worker-id", "--shutdown-timeout"], flags: ["--log-text"])
+        guard !a.positionals.isEmpty else { throw UsageError("name at least one BOT (a folder with bot.yaml), like bots/support") }
+        let format = try Logger.Format(rawValue: a.choice("--log-format", Logger.Format.allCases.map(\.rawValue), default: "logfmt"))!
+        let levels = ["debug": Logger.Level.debug, "info": .info, "warning": .warning, "error": .error]
+        let level = levels[try a.choice("--log-level", ["debug", "info", "warning", "error"], default: "info")]!
+        let log = Logger(format: format, minimum: a.flag("--log-text") ? min(level, .debug) : level)
+        var options = Worker.Options()
+        options.logText = a.flag("--log-text")
+        if let lanes = try a.int("--lanes") {
+            guard lanes >= 1 else { throw UsageError("--lanes must be at least 1") }
+            options.lanes = lanes
+        }
+        var shutdownTimeout = 10.0
+        if let t = a.value("--shutdown-timeout") {
+            guard let d = DurationText.parse(t) else { throw UsageError("--shutdown-timeout needs a duration like 10s") }
+            shutdownTimeout = d
+        }
+
+        var bots: [BotRuntime] = []
+        for path in a.positionals {
+            do { bots.append(try BotRuntime(path: path)) } catch {
+                Terminal.err("usher run: \(error.message)")
+                return .failure
+            }
+        }
+        let ids = bots.map(\.id)
+        if Set(ids).count != ids.count { throw UsageError("the same bot is named twice: \(ids.joined(separator: ", "))") }
+        let url = a.value("--store") ?? StoreURL.default
+        let store = try StoreURL.open(url)
+        let worker = Worker(store: store, bots: bots, workerID: a.value("--worker-id") ?? "worker-\(getpid())",
+                            options: options, log: log)
+        var server: HTTPServer?
+        if let address = a.value("--metrics") {
+            do {
+                server = try HTTPServer(address: address) { worker.httpResponse(path: $0) }
+                log.info("metrics-listening", ["address": server!.address])
+            } catch {
+                Terminal.err("usher run: \(error.message)\n")
+                return .failure
+            }
+        }
+        log.info("store-open", ["store": StoreURL.redacted(url)])
+
+        // Signals become events here, and only here.
+        let signals = DispatchQueue(label: "usher.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: signals)
+            source.setEventHandler {
+                if sig == SIGHUP {
+                    log.info("signal", ["signal": "HUP"])
+                    worker.reload(force: true)
+                } else {
+                    log.info("signal", ["signal": sig == SIGTERM ? "TERM" : "INT", "deadline": "\(shutdownTimeout)s"])
+                    worker.requestStop()
+                    signals.asyncAfter(deadline: .now() + shutdownTimeout) {
+                        log.warning("shutdown-deadline", ["note": "exiting with work in flight; it will be decided again"])
+                        exit(0)
+                    }
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        let watcher = DispatchSource.makeTimerSource(queue: signals)
+        watcher.schedule(deadline: .now() + 1, repeating: 1)
+        watcher.setEventHandler { if !worker.isStopping { worker.reload() } }
+        watcher.resume()
+
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Outcome()
+        Task.detached {
+            do { try await worker.run() } catch { outcome.fail("\(error)") }
+            try? await store.close()
+            done.signal()
+        }
+        if let stdio = store as? StdioStore {
+            // JSON lines in on stdin; at its end, finish what was read, then stop.
+            Task.detached {
+                do {
+                    let summary = try await StdioIntake(store: stdio).run(input: .standardInput)
+                    log.info("stdin-closed", ["lines": summary.lines, "messages": summary.appended, "malformed": summary.malformed])
+                    while try await !stdio.pending(bot: bots[0].id, after: 0, limit: 1).isEmpty || !worker.isReady {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                } catch {
+                    outcome.fail("\(error)")
+                }
+                worker.requestStop()
+            }
+        }
+        done.wait()
+        watcher.cancel()
+        server?.close()
+        if let failure = outcome.failure {
+            log.error("worker-failed", ["error": failure])
+            return .failure
+        }
+        _ = sources
+        return .ok
+    }
+}
+
+/// The worker task's result, handed to the main thread.
+final class Outcome: @unchecked Sendable {
+    // @unchecked: written once by the worker task before it signals the semaphore the main
+    // thread waits on, read after.
+    private(set) var failure: String?
+    func fail(_ s: String) { failure = s }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import UsherSQLite
+import UsherStore
+
+let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The built `usher` executable, next to the test bundle.
+func usherBinary() throws -> URL {
+    let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let candidates = [dir.appendingPathComponent("usher"), dir.deletingLastPathComponent().appendingPathComponent("usher")]
+    return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "usher binary next to the tests")
+}
+
+/// A scratch folder with a bot (the seed's behaviour) and a database path.
+struct Scratch {
+    let dir: URL
+    var db: String { dir.appendingPathComponent("usher.db").path }
+    var bot: String { dir.appendingPathComponent("bot").path }
+
+    init(rules: String = Scratch.seedRules) throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-system-\(UUID().uuidString)")
+        let botDir = dir.appendingPathComponent("bot")
+        try FileManager.default.createDirectory(at: botDir, withIntermediateDirectories: true)
+        try Data("bot: crash\nname: Crash\nrules: [rules.yaml]\nsession: {idle_reset: 24h}\n".utf8).write(to: botDir.appendingPathComponent("bot.yaml"))
+        try Data(rules.utf8).write(to: botDir.appendingPathComponent("rules.yaml"))
+    }
+
+    static let seedRules = """
+    version: 1
+    rules:
+      - id: opening
+        when: {customer_messages: {at_most: 3}}
+        then: [reply: {sequence: ["one", "two", "three"]}]
+      - id: threshold
+        when: {customer_messages: {at_least: 4}}
+        then: [handoff: {reason: threshold}]
+    """
+
+    func remove() { try? FileManager.default.removeItem(at: dir) }
+}
+
+/// A worker process.
+final class WorkerProcess: @unchecked Sendable {
+    // @unchecked: used from one test task at a time.
+    let process = Process()
+    let stderr = Pipe()
+
+    init(_ scratch: Scratch, extra: [String] = []) throws {
+        process.executableURL = try usherBinary()
+        process.arguments = ["run", scratch.bot, "--store", "sqlite:\(scratch.db)", "--log-level", "warning"] + extra
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then the exit status and how long it took.
+    func terminate() -> (status: Int32, seconds: Double) {
+        let start = ContinuousClock.now
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let d = ContinuousClock.now - start
+        return (process.terminationStatus, Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+    }
+
+    var log: String { String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self) }
+}
+
+/// Waits until every inbound message is done for `bot`.
+func drain(_ store: SQLiteStore, bot: String, timeout: Duration = .seconds(120)) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await store.pending(bot: bot, after: 0, limit: 1).isEmpty { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("messages still pending after \(timeout)")
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
