@@ -66,8 +66,10 @@ test:
 	@$(MAKE) --no-print-directory deps
 	@echo "==> 2/3 building every target, debug: swift build"
 	$(SWIFT) build
-	@echo "==> 3/3 running every test: swift test"
-	$(SWIFT) test
+	@echo "==> 3/3 running every test, one at a time: swift test --no-parallel"
+	@# One at a time: the system tests start worker processes and time their shutdown, which
+	@# other tests running beside them on a 2-core machine would skew.
+	$(SWIFT) test --no-parallel
 
 bench: deps
 	$(SWIFT) run -c release usher-bench
