@@ -14,6 +14,9 @@ public final class Worker: Sendable {
         public var batchSize = 512
         /// Conversations decided at the same time.
         public var lanes = 8
+        /// Decide a whole batch, then write it in one transaction (`ChatStore.commit(batch:)`);
+        /// conversations whose commit conflicts fall back to one message at a time.
+        public var groupCommit = true
         /// How long a claimed conversation stays this worker's without renewal.
         public var lease: TimeInterval = 30
         /// The longest wait for new messages before looking again.
@@ -168,8 +171,14 @@ public final class Worker: Sendable {
             try await self.store.claim(bot: bot.id, conversations: conversations, worker: self.workerID,
                                        until: self.clock().addingTimeInterval(self.options.lease))
         }
-        let mine = order.filter(held.contains)
-        return try await withThrowingTaskGroup(of: Bool.self) { group in
+        var mine = order.filter(held.contains)
+        var committed = false
+        if options.groupCommit, !mine.isEmpty {
+            let (done, failed) = try await groupCommit(mine.map { byConversation[$0]! }, bot)
+            committed = done
+            mine = mine.filter(failed.contains)
+        }
+        let progress = try await withThrowingTaskGroup(of: Bool.self) { group in
             var next = 0
             var progress = false
             func start() {
@@ -185,6 +194,71 @@ public final class Worker: Sendable {
             }
             return progress
         }
+        return committed || progress
+    }
+
+    /// Decides every message of the batch in memory — each conversation's messages in order,
+    /// each from the state the previous one left — and commits them in one transaction. Returns
+    /// whether anything was committed and the conversations that need the one-at-a-time path.
+    private func groupCommit(_ conversations: [[StoredMessage]], _ bot: BotRuntime) async throws -> (Bool, Set<String>) {
+        let ids = conversations.map { $0[0].conversationID }
+        let states = try await retrying(bot, "states") { try await self.store.states(bot: bot.id, conversations: ids) }
+        var commits: [Commit] = []
+        var decisions: [(Decision, StoredMessage, Double)] = []
+        let now = clock()
+        for messages in conversations {
+            var state = states[messages[0].conversationID]
+            for m in messages {
+                let (decision, seconds) = decide(m, state: state, bot)
+                commits.append(Commit(bot: identity(bot), inbound: m, expectedVersion: state?.version ?? 0,
+                                      decision: decision, at: now))
+                decisions.append((decision, m, seconds))
+                state = decision.state
+            }
+        }
+        let toCommit = commits
+        let results = try await retrying(bot, "commit") { try await self.store.commit(batch: toCommit) }
+        var failed = Set<String>()
+        var progress = false
+        for (i, result) in results.enumerated() {
+            let (decision, m, seconds) = decisions[i]
+            metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
+            switch result {
+            case .committed:
+                record(decision, m, bot, decideSeconds: seconds, now: now)
+                progress = true
+            case .duplicate:
+                progress = true
+            case .conflict, .outOfOrder:
+                failed.insert(m.conversationID)
+            }
+        }
+        return (progress, failed)
+    }
+
+    private func identity(_ bot: BotRuntime) -> BotIdentity {
+        let b = bot.ruleSet.bot
+        return BotIdentity(id: b.id, name: b.name, senderID: b.senderId)
+    }
+
+    /// The decision for `m` from `stored` (nil: a new conversation), and how long it took.
+    private func decide(_ m: StoredMessage, state stored: ConversationState?, _ bot: BotRuntime) -> (Decision, Double) {
+        let ruleSet = bot.ruleSet
+        let started = ContinuousClock.now
+        var state = stored ?? ConversationState(conversationID: m.conversationID, channel: m.channel, locale: m.locale)
+        let decision: Decision
+        if !bot.owns(channel: m.channel ?? state.channel, among: bots) {
+            // Another bot of this worker answers this conversation: mark it done, unchanged.
+            state.version += 1
+            decision = Decision(outcome: .ignored("another bot's channel"), effects: [], state: state,
+                                ruleSetVersion: ruleSet.version)
+        } else if m.kind == .close {
+            decision = Decision(outcome: .ignored("conversation closed"), effects: [],
+                                state: Engine.closeSession(state), ruleSetVersion: ruleSet.version)
+        } else {
+            decision = Engine.decide(ruleSet, state, m.message, now: m.at)
+        }
+        return (decision, Self.seconds(ContinuousClock.now - started))
     }
 
     /// Decides one conversation's messages in order; stops at the first that cannot commit yet.
@@ -204,25 +278,9 @@ public final class Worker: Sendable {
         while true {
             attempt += 1
             let stored = try await retrying(bot, "state") { try await self.store.state(bot: bot.id, conversation: m.conversationID) }
-            let ruleSet = bot.ruleSet
-            let identity = BotIdentity(id: ruleSet.bot.id, name: ruleSet.bot.name, senderID: ruleSet.bot.senderId)
-            let decision: Decision
-            let started = ContinuousClock.now
-            var state = stored ?? ConversationState(conversationID: m.conversationID, channel: m.channel, locale: m.locale)
-            if !bot.owns(channel: m.channel ?? state.channel, among: bots) {
-                // Another bot of this worker answers this conversation: mark it done, unchanged.
-                state.version += 1
-                decision = Decision(outcome: .ignored("another bot's channel"), effects: [], state: state,
-                                    ruleSetVersion: ruleSet.version)
-            } else if m.kind == .close {
-                decision = Decision(outcome: .ignored("conversation closed"), effects: [],
-                                    state: Engine.closeSession(state), ruleSetVersion: ruleSet.version)
-            } else {
-                decision = Engine.decide(ruleSet, state, m.message, now: m.at)
-            }
-            let decideSeconds = Self.seconds(ContinuousClock.now - started)
+            let (decision, decideSeconds) = decide(m, state: stored, bot)
             let now = clock()
-            let commit = Commit(bot: identity, inbound: m, expectedVersion: stored?.version ?? 0, decision: decision, at: now)
+            let commit = Commit(bot: identity(bot), inbound: m, expectedVersion: stored?.version ?? 0, decision: decision, at: now)
             let result = try await retrying(bot, "commit") { try await self.store.commit(commit) }
             metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
             switch result {

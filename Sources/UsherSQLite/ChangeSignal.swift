@@ -1,17 +1,16 @@
 import Foundation
-import Synchronization
 
 /// Wakes `waitForChanges` callers the moment a write through any `SQLiteStore` of this process
 /// commits on the same database file. Writes by other processes are seen by polling
 /// `PRAGMA data_version` instead.
 final class ChangeSignal: Sendable {
-    private struct State: ~Copyable {
+    private struct State {
         var generation: UInt64 = 0
         var nextID: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Bumped by every `notify()`.
     var generation: UInt64 { state.withLock { $0.generation } }
@@ -62,7 +61,7 @@ final class ChangeSignal: Sendable {
 
     // MARK: one signal per database file in this process
 
-    private static let registry = Mutex<[String: WeakSignal]>([:])
+    private static let registry = Locked<[String: WeakSignal]>([:])
 
     private struct WeakSignal: @unchecked Sendable {
         // @unchecked: a weak reference to a Sendable class, only touched under the registry lock.

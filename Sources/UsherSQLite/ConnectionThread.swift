@@ -16,13 +16,15 @@ final class ConnectionThread: TaskExecutor, @unchecked Sendable {
         case job(UnownedJob)
     }
 
-    private struct Queue: ~Copyable {
+    private struct Queue {
         var items: [Item] = []
         var sleeping = false
         var stopped = false
+        /// The loop has returned: nothing queued now would ever run.
+        var exited = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let wake = DispatchSemaphore(value: 0)
     /// Items pushed and not yet taken: lets the thread spin briefly before it sleeps.
     private let queued = Atomic<Int>(0)
@@ -66,13 +68,14 @@ final class ConnectionThread: TaskExecutor, @unchecked Sendable {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         if !push(.job(job)) {
-            // Stopped: still run the job somewhere, so an awaiting task is never stranded.
+            // The thread has ended: still run the job somewhere, so a task is never stranded.
             DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
         }
     }
 
     private func push(_ item: Item) -> Bool {
         let (accepted, signal) = queue.withLock { q -> (Bool, Bool) in
+            if q.exited { return (false, false) }
             if q.stopped, case .work = item { return (false, false) }
             q.items.append(item)
             queued.add(1, ordering: .releasing)
@@ -100,7 +103,10 @@ final class ConnectionThread: TaskExecutor, @unchecked Sendable {
             idleSince = nil
             let (items, done) = queue.withLock { q -> ([Item], Bool) in
                 if q.items.isEmpty {
-                    if q.stopped { return ([], true) }
+                    if q.stopped {
+                        q.exited = true
+                        return ([], true)
+                    }
                     q.sleeping = true
                     return ([], false)
                 }

@@ -1,7 +1,6 @@
 public import Foundation
 public import UsherEngine
 public import UsherStore
-import Synchronization
 
 /// The embedded store (DESIGN.md §7): the native schema in one SQLite file, in WAL mode.
 ///
@@ -27,8 +26,8 @@ public final class SQLiteStore: ChatStore {
     /// Touched only on `thread`.
     let connection: SQLiteConnection
     let signal: ChangeSignal
-    private let counters = Mutex(Statistics())
-    private let lifecycle = Mutex(Lifecycle())
+    private let counters = Locked(Statistics())
+    private let lifecycle = Locked(Lifecycle())
     /// Poll bookkeeping, touched only on `thread`.
     private let pollState = PollState()
 

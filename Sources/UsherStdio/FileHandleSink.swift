@@ -1,12 +1,12 @@
 public import Foundation
-import Synchronization
+import UsherSQLite
 
 /// Writes lines to a file handle (stdout, stderr, a file), one `write` call per batch.
 public final class FileHandleSink: LineSink {
-    private let handle: Mutex<FileHandle>
+    private let handle: Locked<FileHandle>
 
     public init(_ handle: FileHandle) {
-        self.handle = Mutex(handle)
+        self.handle = Locked(handle)
     }
 
     /// The process's standard output.

@@ -1,8 +1,8 @@
-import Synchronization
+import UsherSQLite
 
 /// Keeps the lines in memory (tests, embedding).
 public final class MemorySink: LineSink {
-    private let stored = Mutex<[String]>([])
+    private let stored = Locked<[String]>([])
 
     public init() {}
 

@@ -6,6 +6,15 @@ import UsherSQLite
 /// state JSON encoded once up front.
 enum BareLoop {
     static func run(path: String, messages: Int, synchronous: String) -> Double {
+        loop(path: path, messages: messages, synchronous: synchronous, batch: 1)
+    }
+
+    /// The group-commit ceiling: `batch` messages per transaction, a savepoint around each.
+    static func grouped(path: String, messages: Int, synchronous: String, batch: Int) -> Double {
+        loop(path: path, messages: messages, synchronous: synchronous, batch: batch)
+    }
+
+    private static func loop(path: String, messages: Int, synchronous: String, batch: Int) -> Double {
         let db = RawDB(path: path, synchronous: synchronous)
         defer { db.close() }
         let pending = db.prepare(StoreSQL.pending)
@@ -25,56 +34,61 @@ enum BareLoop {
         var cursor: Int64 = 0
         var done = 0
         let start = ContinuousClock.now
-        for _ in 0..<messages {
-            db.bind(pending, 1, cursor); db.bind(pending, 2, bot); db.bind(pending, 3, Int64(1))
-            guard db.step(pending) else { db.reset(pending); break }
-            let seq = db.int64(pending, 0)
-            let id = db.text(pending, 1)
-            let conv = db.text(pending, 2)
-            let text = db.text(pending, 7)
+        while done < messages {
+            // The pending read: `batch` messages (1 in the per-message loop).
+            var rows: [(seq: Int64, id: String, conv: String)] = []
+            db.bind(pending, 1, cursor); db.bind(pending, 2, bot); db.bind(pending, 3, Int64(min(batch, messages - done)))
+            while db.step(pending) {
+                rows.append((db.int64(pending, 0), db.text(pending, 1), db.text(pending, 2)))
+                _ = db.text(pending, 7)
+            }
             db.reset(pending)
-
-            db.bind(state, 1, bot); db.bind(state, 2, conv)
-            if db.step(state) { _ = db.bytes(state, 0) }
-            db.reset(state)
-            let version = versions[conv, default: 0]
-
+            if rows.isEmpty { break }
+            // The state reads.
+            for r in rows {
+                db.bind(state, 1, bot); db.bind(state, 2, r.conv)
+                if db.step(state) { _ = db.bytes(state, 0) }
+                db.reset(state)
+            }
             let now = Date().timeIntervalSince1970
             db.run(StoreSQL.begin)
-            db.bind(processed, 1, bot); db.bind(processed, 2, id)
-            precondition(!db.step(processed)); db.reset(processed)
-            db.bind(meta, 1, bot); db.bind(meta, 2, conv)
-            var lastSeq: Int64 = 0
-            var exists = false
-            if db.step(meta) { precondition(db.int64(meta, 0) == version); lastSeq = db.int64(meta, 2); exists = true }
-            db.reset(meta)
-            db.bind(earlier, 1, conv); db.bind(earlier, 2, lastSeq); db.bind(earlier, 3, seq); db.bind(earlier, 4, bot)
-            precondition(!db.step(earlier)); db.reset(earlier)
-            db.bind(conversation, 1, conv); db.bind(conversation, 2, "u-1"); db.bind(conversation, 3, "web")
-            db.bind(conversation, 4, "en"); db.bind(conversation, 5, "bot"); db.bind(conversation, 6, Int64(0))
-            db.bind(conversation, 7, version + 1); db.bind(conversation, 8, "[]"); db.bind(conversation, 9, "{}")
-            db.bind(conversation, 10, now)
-            _ = db.step(conversation); db.reset(conversation)
-            db.bind(agentAfter, 1, conv); db.bind(agentAfter, 2, seq)
-            precondition(!db.step(agentAfter)); db.reset(agentAfter)
-            db.bind(outgoing, 1, "\(bot):\(id):0"); db.bind(outgoing, 2, conv); db.bind(outgoing, 3, "bot")
-            db.bind(outgoing, 4, "bot:bench"); db.bind(outgoing, 5, "Bench")
-            db.bind(outgoing, 6, "Thanks for reaching out—we're here to help."); db.bind(outgoing, 7, now)
-            db.bind(outgoing, 8, "opening")
-            _ = db.step(outgoing); db.reset(outgoing)
-            let upsertState = exists ? updateState : insertState
-            db.bind(upsertState, 1, bot); db.bind(upsertState, 2, conv); db.bind(upsertState, 3, version + 1)
-            db.bind(upsertState, 4, "bot"); db.bind(upsertState, 5, seq)
-            json.withUnsafeBufferPointer { db.bind(upsertState, 6, bytes: $0) }
-            db.bind(upsertState, 7, "v1"); db.bind(upsertState, 8, now)
-            _ = db.step(upsertState); db.reset(upsertState)
-            db.bind(mark, 1, bot); db.bind(mark, 2, id); db.bind(mark, 3, seq); db.bind(mark, 4, conv); db.bind(mark, 5, now)
-            _ = db.step(mark); db.reset(mark)
+            for (seq, id, conv) in rows {
+                if batch > 1 { db.run("SAVEPOINT usher_commit") }
+                let version = versions[conv, default: 0]
+                db.bind(processed, 1, bot); db.bind(processed, 2, id)
+                precondition(!db.step(processed)); db.reset(processed)
+                db.bind(meta, 1, bot); db.bind(meta, 2, conv)
+                var lastSeq: Int64 = 0
+                var exists = false
+                if db.step(meta) { precondition(db.int64(meta, 0) == version); lastSeq = db.int64(meta, 2); exists = true }
+                db.reset(meta)
+                db.bind(earlier, 1, conv); db.bind(earlier, 2, lastSeq); db.bind(earlier, 3, seq); db.bind(earlier, 4, bot)
+                precondition(!db.step(earlier)); db.reset(earlier)
+                db.bind(conversation, 1, conv); db.bind(conversation, 2, "u-1"); db.bind(conversation, 5, "bot")
+                db.bind(conversation, 6, Int64(0)); db.bind(conversation, 7, version + 1); db.bind(conversation, 8, "[]")
+                db.bind(conversation, 9, "{}"); db.bind(conversation, 10, now)
+                _ = db.step(conversation); db.reset(conversation)
+                db.bind(agentAfter, 1, conv); db.bind(agentAfter, 2, seq)
+                precondition(!db.step(agentAfter)); db.reset(agentAfter)
+                db.bind(outgoing, 1, "\(bot):\(id):0"); db.bind(outgoing, 2, conv); db.bind(outgoing, 3, "bot")
+                db.bind(outgoing, 4, "bot:bench"); db.bind(outgoing, 5, "Bench")
+                db.bind(outgoing, 6, "Thanks for reaching out—we're here to help."); db.bind(outgoing, 7, now)
+                db.bind(outgoing, 8, "opening")
+                _ = db.step(outgoing); db.reset(outgoing)
+                let upsertState = exists ? updateState : insertState
+                db.bind(upsertState, 1, bot); db.bind(upsertState, 2, conv); db.bind(upsertState, 3, version + 1)
+                db.bind(upsertState, 4, "bot"); db.bind(upsertState, 5, seq)
+                json.withUnsafeBufferPointer { db.bind(upsertState, 6, bytes: $0) }
+                db.bind(upsertState, 7, "v1"); db.bind(upsertState, 8, now)
+                _ = db.step(upsertState); db.reset(upsertState)
+                db.bind(mark, 1, bot); db.bind(mark, 2, id); db.bind(mark, 3, seq); db.bind(mark, 4, conv); db.bind(mark, 5, now)
+                _ = db.step(mark); db.reset(mark)
+                if batch > 1 { db.run("RELEASE usher_commit") }
+                versions[conv] = version + 1
+                cursor = seq
+                done += 1
+            }
             db.run("COMMIT")
-            versions[conv] = version + 1
-            cursor = seq
-            done += 1
-            _ = text
         }
         let seconds = (ContinuousClock.now - start).seconds
         precondition(done == messages, "bare loop did \(done) of \(messages)")

@@ -84,13 +84,18 @@ for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
     print("  SQLiteStore, on its executor           \(rate(inline))   \(String(format: "%.2f×", inline / bare)) of bare")
 
     print("  group commit, batch 256, \(g) messages: pending(limit 256) + states(batch) + commit(batch:)")
+    let groupBare = !runs("group") ? 1 : try await best {
+        try await groupWork.prepare(path: path)
+        return BareLoop.grouped(path: path, messages: g, synchronous: sync.rawValue, batch: 256)
+    }
+    print("  bare C loop, same SQL (ceiling)        \(rate(groupBare))")
     let groupHop = !runs("group") ? 1 : try await best {
         try await groupWork.prepare(path: path)
         let store = try await SQLiteStore(path: path, options: options)
         defer { Task { try? await store.close() } }
         return try await StoreLoop.grouped(store, messages: g, batch: 256, split: split)
     }
-    print("  SQLiteStore, thread hop per call       \(rate(groupHop))")
+    print("  SQLiteStore, thread hop per call       \(rate(groupHop))   \(String(format: "%.2f×", groupHop / groupBare)) of bare")
     let groupInline = !runs("group") ? 1 : try await best {
         try await groupWork.prepare(path: path)
         let store = try await SQLiteStore(path: path, options: options)
@@ -99,7 +104,7 @@ for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
             try await StoreLoop.grouped(store, messages: g, batch: 256, split: split)
         }
     }
-    print("  SQLiteStore, on its executor           \(rate(groupInline))\n")
+    print("  SQLiteStore, on its executor           \(rate(groupInline))   \(String(format: "%.2f×", groupInline / groupBare)) of bare\n")
 }
 
 if runs("wake") {

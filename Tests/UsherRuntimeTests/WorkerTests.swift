@@ -28,10 +28,11 @@ rules:
 """
 
 /// Runs `body` with a worker running in the background, then stops it and waits for it.
-func withWorker(_ store: any ChatStore, _ bots: [BotRuntime], id: String = "w1",
+func withWorker(_ store: any ChatStore, _ bots: [BotRuntime], id: String = "w1", groupCommit: Bool = true,
                 _ body: (Worker) async throws -> Void) async throws {
     var options = Worker.Options()
     options.idleWait = .milliseconds(20)
+    options.groupCommit = groupCommit
     let worker = Worker(store: store, bots: bots, workerID: id, options: options, log: Logger(minimum: .error))
     let task = Task { try await worker.run() }
     try await body(worker)
@@ -95,7 +96,8 @@ struct WorkerTests {
         let botB = try BotRuntime(path: botA.path)
         for c in 0..<50 { for i in 0..<5 { try await store.append(NewMessage(conversationID: "c\(c)", from: .customer, text: "m\(i)")) } }
         try await withWorker(store, [botA], id: "A") { _ in
-            try await withWorker(store, [botB], id: "B") { _ in
+            // One worker commits batches, the other one message at a time.
+            try await withWorker(store, [botB], id: "B", groupCommit: false) { _ in
                 try await eventually("all decided") { try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty }
             }
         }
