@@ -52,7 +52,8 @@ let package = Package(
                                          "UsherStore", "UsherRuntime", "UsherSQLite", "UsherStdio"],
                           swiftSettings: strict),
         .executableTarget(name: "usher-bench",
-                          dependencies: ["UsherEngine", "UsherRules", "UsherText", "UsherTranscripts"],
+                          dependencies: ["UsherEngine", "UsherRules", "UsherText", "UsherTranscripts",
+                                         "UsherStore", "UsherSQLite", "UsherRuntime"],
                           swiftSettings: strict),
         // libFuzzer harnesses: built only with `swift build --sanitize=fuzzer --product …`.
         .executableTarget(name: "FuzzYAML", dependencies: ["UsherRules", "UsherYAML"],

@@ -216,3 +216,11 @@ if only == "compile" {
     for _ in 0..<3 { _ = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files) }
 }
 if only == nil || only == "replay" { replay() }
+if only == nil || only == "worker" {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { try await WorkerBench.run(quick: quick) } catch { print("worker bench failed: \(error)") }
+        done.signal()
+    }
+    done.wait()
+}
