@@ -14,7 +14,7 @@ SWIFT ?= swift
 
 # System libraries, as pkg-config names them, and the Debian packages that provide them.
 PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib sqlite3 libmicrohttpd
-APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev pkg-config
+APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev sqlite3 python3 pkg-config
 
 # Fuzzing: seconds per harness, seed inputs (checked in) and where new inputs and
 # crashes go (not checked in, see .gitignore).
@@ -36,6 +36,7 @@ deps:
 	@missing=""; \
 	if command -v pkg-config >/dev/null 2>&1; then \
 	  for m in $(PKG_CONFIG_MODULES); do pkg-config --exists $$m || missing="$$missing $$m"; done; \
+	  for c in sqlite3 python3; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
 	else \
 	  missing=" pkg-config"; \
 	fi; \

@@ -134,6 +134,9 @@ public final class Worker: Sendable {
         var lastSeen: Int64 = 0
         while !isStopping && !Task.isCancelled {
             let cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
+            // Read the newest sequence number first: waiting after it means the bot's own
+            // replies, written after this point, cannot wake the wait at once.
+            let latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
             let batch = try await retrying(bot, "pending") {
                 try await self.store.pending(bot: bot.id, after: cursor, limit: self.options.batchSize)
             }
@@ -143,7 +146,7 @@ public final class Worker: Sendable {
                     if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
                     log.info("caught-up", ["bot": bot.id, "cursor": cursor])
                 }
-                try await store.waitForChanges(after: max(lastSeen, cursor), timeout: options.idleWait)
+                try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: options.idleWait)
                 continue
             }
             lastSeen = max(lastSeen, batch.last!.seq)
@@ -152,7 +155,7 @@ public final class Worker: Sendable {
             if !progress {
                 // Everything pending belongs to conversations another worker holds (or waits on
                 // an earlier message): wait for the store to change instead of spinning.
-                try await store.waitForChanges(after: lastSeen, timeout: .milliseconds(50))
+                try await store.waitForChanges(after: max(lastSeen, latest), timeout: .milliseconds(50))
             }
         }
     }

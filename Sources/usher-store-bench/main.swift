@@ -34,9 +34,14 @@ try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: tr
 defer { try? FileManager.default.removeItem(at: dir) }
 let path = dir.appendingPathComponent("bench.db").path
 
-if arguments.contains("--micro-json") { MicroJSON.run(); exit(0) }
+if arguments.contains("--micro-json") {
+    MicroJSON.run()
+    try? FileManager.default.removeItem(at: dir)
+    exit(0)
+}
 if arguments.contains("--micro") {
     try await Micro.run(path: path, n: option("--messages", 20_000))
+    try? FileManager.default.removeItem(at: dir)
     exit(0)
 }
 
