@@ -135,11 +135,22 @@ struct TreeBuilder {
                 "merge-key", "merge keys (<<) are not supported in Usher files; repeat the keys instead",
                 at: key.location))
         }
-        if let first = frames[frame].firstKeys[text] {
+        // Most mappings have a handful of keys: a scan of the pairs so far beats hashing. Large
+        // ones switch to a dictionary.
+        let pairs = frames[frame].pairs
+        var first: Mark?
+        if pairs.count < 16 {
+            first = pairs.first { $0.key.scalar == text }?.key.start
+        } else {
+            if frames[frame].firstKeys.isEmpty {
+                for p in pairs { if let k = p.key.scalar, frames[frame].firstKeys[k] == nil { frames[frame].firstKeys[k] = p.key.start } }
+            }
+            first = frames[frame].firstKeys[text]
+            if first == nil { frames[frame].firstKeys[text] = key.start }
+        }
+        if let first {
             diagnostics.append(.error("duplicate-key", "duplicate key '\(text)' in this mapping", at: key.location,
                                       notes: [Diagnostic.Note("first defined here", at: location(first))]))
-        } else {
-            frames[frame].firstKeys[text] = key.start
         }
     }
 
