@@ -77,12 +77,19 @@ struct AhoCorasick: Sendable {
         nextSibling.reserveCapacity(total + 1)
         edgeClassOf.reserveCapacity(total + 1)
         endHead.reserveCapacity(total + 1)
+        // The root has a child for almost every class: index it directly instead of walking.
+        var rootChild = [Int32](repeating: -1, count: Int(classCount))
         for (number, pattern) in patterns.enumerated() where !pattern.isEmpty {
             var state = 0
             for byte in pattern {
                 let cls = classOf[Int(byte)]
-                var child = firstChild[state]
-                while child >= 0 && edgeClassOf[Int(child)] != cls { child = nextSibling[Int(child)] }
+                var child: Int32
+                if state == 0 {
+                    child = rootChild[Int(cls)]
+                } else {
+                    child = firstChild[state]
+                    while child >= 0 && edgeClassOf[Int(child)] != cls { child = nextSibling[Int(child)] }
+                }
                 if child < 0 {
                     child = Int32(firstChild.count)
                     firstChild.append(-1)
@@ -90,6 +97,7 @@ struct AhoCorasick: Sendable {
                     edgeClassOf.append(cls)
                     endHead.append(-1)
                     firstChild[state] = child
+                    if state == 0 { rootChild[Int(cls)] = child }
                 }
                 state = Int(child)
             }
