@@ -1,5 +1,5 @@
 import Foundation
-import UsherEngine
+public import UsherEngine
 
 /// The checks every `ChatStore` must pass (DESIGN.md §7), run by each adapter's tests against a
 /// real backend: ordering, redelivery, duplicate delivery, equal timestamps, compare-and-set,
@@ -63,7 +63,8 @@ public struct ConformanceSuite: Sendable {
 
     typealias Expect = (Bool, @autoclosure () -> String) -> Void
 
-    static let bot = BotIdentity(id: "conf", name: "Conformance", senderID: "bot:conf")
+    /// The bot the checks commit as.
+    public static let bot = BotIdentity(id: "conf", name: "Conformance", senderID: "bot:conf")
     static let t0 = Date(timeIntervalSince1970: 1_764_468_000)
 
     private func customer(_ store: any ChatStore, _ conv: String, _ text: String, at: Date = t0, id: String? = nil) async throws -> StoredMessage {
@@ -71,10 +72,11 @@ public struct ConformanceSuite: Sendable {
                                           from: .customer, senderID: "u-\(conv)", senderName: "Pooja", text: text, at: at))
     }
 
-    /// Builds the commit for `m` as the worker would: one reply, state version + 1.
-    private func commit(_ store: any ChatStore, _ m: StoredMessage, reply: String? = nil, handoff: Bool = false,
-                        expected: Int? = nil) async throws -> (Commit, CommitResult) {
-        let old = try await store.state(bot: Self.bot.id, conversation: m.conversationID)
+    /// The commit a worker would make for `m` after `old`: a reply (and a handoff with its
+    /// notice and notification when asked), the owner after an agent's message, version + 1.
+    /// Shared with the adapters' own tests.
+    public static func sampleCommit(_ m: StoredMessage, after old: ConversationState?, reply: String?,
+                                    handoff: Bool = false, expected: Int? = nil, bot: BotIdentity = bot) -> Commit {
         var state = old ?? ConversationState(conversationID: m.conversationID)
         state.customerMessages += m.from == .customer ? 1 : 0
         state.version += 1
@@ -87,9 +89,15 @@ public struct ConformanceSuite: Sendable {
                         .notify(text: "Pooja is waiting", queue: "general", reason: "threshold", rule: "h")]
         }
         if m.from == .agent { state.owner = .agent }
-        let decision = Decision(outcome: .fired(["r"]), effects: effects, state: state, ruleSetVersion: "v1",
-                                trace: nil, events: [])
-        let c = Commit(bot: Self.bot, inbound: m, expectedVersion: expected ?? (old?.version ?? 0), decision: decision, at: m.at)
+        let decision = Decision(outcome: .fired(["r"]), effects: effects, state: state, ruleSetVersion: "v1")
+        return Commit(bot: bot, inbound: m, expectedVersion: expected ?? (old?.version ?? 0), decision: decision, at: m.at)
+    }
+
+    /// Builds the commit for `m` as the worker would and commits it.
+    private func commit(_ store: any ChatStore, _ m: StoredMessage, reply: String? = nil, handoff: Bool = false,
+                        expected: Int? = nil) async throws -> (Commit, CommitResult) {
+        let old = try await store.state(bot: Self.bot.id, conversation: m.conversationID)
+        let c = Self.sampleCommit(m, after: old, reply: reply, handoff: handoff, expected: expected)
         return (c, try await store.commit(c))
     }
 

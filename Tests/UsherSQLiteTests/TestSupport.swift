@@ -27,19 +27,7 @@ enum Fixture {
     /// The commit a worker would make for `m`: one reply (and a handoff when asked), version + 1.
     static func commit(_ m: StoredMessage, after old: ConversationState?, reply: String? = "ok", handoff: Bool = false,
                        expected: Int? = nil) -> Commit {
-        var state = old ?? ConversationState(conversationID: m.conversationID)
-        state.customerMessages += m.from == .customer ? 1 : 0
-        state.version += 1
-        var effects: [Effect] = []
-        if let reply { effects.append(.reply(text: reply, rule: "r")) }
-        if handoff {
-            state.owner = .waiting
-            effects += [.system(text: "Connecting you to an agent.", rule: "h"),
-                        .handoff(reason: "threshold", queue: "general", priority: .normal, rule: "h"),
-                        .notify(text: "Pooja is waiting", queue: "general", reason: "threshold", rule: "h")]
-        }
-        let decision = Decision(outcome: .fired(["r"]), effects: effects, state: state, ruleSetVersion: "v1")
-        return Commit(bot: bot, inbound: m, expectedVersion: expected ?? (old?.version ?? 0), decision: decision, at: m.at)
+        ConformanceSuite.sampleCommit(m, after: old, reply: reply, handoff: handoff, expected: expected, bot: bot)
     }
 
     /// Reads the state, builds the commit, commits.
