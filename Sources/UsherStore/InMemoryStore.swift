@@ -137,6 +137,7 @@ public final class InMemoryStore: ChatStore {
         }
     }
 
+    @discardableResult
     public func append(_ m: NewMessage) async throws -> StoredMessage {
         try locked { d in
             if d.ids.contains(m.id), let existing = d.messages.first(where: { $0.id == m.id }) { return existing }

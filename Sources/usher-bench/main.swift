@@ -11,7 +11,7 @@ import UsherText
 import UsherTranscripts
 
 // Rule files are read relative to the repository root, wherever the bench is started from.
-FileManager.default.changeCurrentDirectoryPath(
+_ = FileManager.default.changeCurrentDirectoryPath(
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path)
 
 let quick = CommandLine.arguments.contains("--quick")
