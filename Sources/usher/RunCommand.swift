@@ -41,6 +41,9 @@ enum RunCommand: Command {
       --lanes N              conversations decided at the same time (default 8)
       --worker-id ID         this worker's name in leases (default worker-PID)
       --shutdown-timeout D   how long in-flight work may take on SIGTERM (default 10s)
+      --notify-window D      agent notifications of one queue within D are merged (default 10s)
+      --mute-queue QUEUE     do not deliver agent notifications of QUEUE (repeatable); handoffs
+                             still happen and show in `usher inbox`
       -h, --help             show this help
 
     Exit status: 0 after a clean shutdown, 1 a bot does not load or the store fails, 64 usage.
@@ -49,7 +52,7 @@ enum RunCommand: Command {
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
         let a = try Arguments(args, options: ["--store", "--metrics", "--log-format", "--log-level", "--lanes",
-                                              "--worker-id", "--shutdown-timeout"], flags: ["--log-text"])
+                                              "--worker-id", "--shutdown-timeout", "--notify-window", "--mute-queue"], flags: ["--log-text"])
         guard !a.positionals.isEmpty else { throw UsageError("name at least one BOT (a folder with bot.yaml), like bots/support") }
         let format = try Logger.Format(rawValue: a.choice("--log-format", Logger.Format.allCases.map(\.rawValue), default: "logfmt"))!
         let levels = ["debug": Logger.Level.debug, "info": .info, "warning": .warning, "error": .error]
@@ -61,6 +64,11 @@ enum RunCommand: Command {
             guard lanes >= 1 else { throw UsageError("--lanes must be at least 1") }
             options.lanes = lanes
         }
+        if let w = a.value("--notify-window") {
+            guard let d = DurationText.parse(w) else { throw UsageError("--notify-window needs a duration like 10s") }
+            options.notificationWindow = d
+        }
+        options.mutedQueues = Set(a.all("--mute-queue"))
         var shutdownTimeout = 10.0
         if let t = a.value("--shutdown-timeout") {
             guard let d = DurationText.parse(t) else { throw UsageError("--shutdown-timeout needs a duration like 10s") }
