@@ -43,6 +43,9 @@ public final class Worker: Sendable {
     public let log: Logger
     private let clock: @Sendable () -> Date
     private let stopping = Atomic<Bool>(false)
+    /// Conversations this worker holds ("bot\0conversation"), and until when (saves claiming them
+    /// again each batch).
+    private let leases = Mutex<[String: Date]>([:])
     private let caughtUp = Atomic<Int>(0)
 
     public init(store: any ChatStore, bots: [BotRuntime], workerID: String = "worker-\(ProcessInfo.processInfo.processIdentifier)",
@@ -132,6 +135,7 @@ public final class Worker: Sendable {
     private func follow(_ bot: BotRuntime) async throws {
         var reportedReady = false
         var lastSeen: Int64 = 0
+        var batchesSinceAdvance = 0
         while !isStopping && !Task.isCancelled {
             let cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
             // Read the newest sequence number first: waiting after it means the bot's own
@@ -141,6 +145,11 @@ public final class Worker: Sendable {
                 try await self.store.pending(bot: bot.id, after: cursor, limit: self.options.batchSize)
             }
             if batch.isEmpty {
+                if batchesSinceAdvance > 0 {
+                    // The cursor only saves reading done messages again: move it when idle.
+                    try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
+                    batchesSinceAdvance = 0
+                }
                 if !reportedReady {
                     reportedReady = true
                     if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
@@ -151,7 +160,11 @@ public final class Worker: Sendable {
             }
             lastSeen = max(lastSeen, batch.last!.seq)
             let progress = try await process(batch, bot)
-            try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
+            batchesSinceAdvance += 1
+            if batchesSinceAdvance >= 64 {
+                try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
+                batchesSinceAdvance = 0
+            }
             if !progress {
                 // Everything pending belongs to conversations another worker holds (or waits on
                 // an earlier message): wait for the store to change instead of spinning.
@@ -169,10 +182,23 @@ public final class Worker: Sendable {
             if byConversation[m.conversationID] == nil { order.append(m.conversationID) }
             byConversation[m.conversationID, default: []].append(m)
         }
-        let conversations = order
-        let held = try await retrying(bot, "claim") {
-            try await self.store.claim(bot: bot.id, conversations: conversations, worker: self.workerID,
-                                       until: self.clock().addingTimeInterval(self.options.lease))
+        // Claim only what this worker does not already hold for at least half a lease: a claim
+        // is a write, and most batches continue conversations already held.
+        let now = clock()
+        let key = { (c: String) in bot.id + "\u{0}" + c }
+        let known = leases.withLock { l in Set(order.filter { (l[key($0)] ?? .distantPast) > now.addingTimeInterval(options.lease / 2) }) }
+        let conversations = order.filter { !known.contains($0) }
+        var held = known
+        if !conversations.isEmpty {
+            let until = now.addingTimeInterval(options.lease)
+            let claimed = try await retrying(bot, "claim") {
+                try await self.store.claim(bot: bot.id, conversations: conversations, worker: self.workerID, until: until)
+            }
+            held.formUnion(claimed)
+            leases.withLock { l in
+                if l.count > 100_000 { l = l.filter { $0.value > now } }
+                for c in claimed { l[key(c)] = until }
+            }
         }
         var mine = order.filter(held.contains)
         var committed = false
