@@ -36,7 +36,7 @@ extension Evaluation {
                 case let .text(t): template = t
                 case let .sequence(ts): template = ts[min(fires, ts.count) - 1]
                 case let .variants(ts):
-                    let seed = Self.stableHash(state.conversationID + "\u{0}" + rule)
+                    let seed = FNV1a.hash(state.conversationID + "\u{0}" + rule)
                     template = ts[Int((seed &+ UInt64(fires - 1)) % UInt64(ts.count))]
                 }
                 effects.append(.reply(text: render(template, captures), rule: rule))
@@ -115,12 +115,5 @@ extension Evaluation {
             handOff(reason: reason, queue: nil, priority: nil,
                     message: render(ruleSet.bot.handoff.systemMessage, [:]), rule: reason)
         }
-    }
-
-    /// FNV-1a: stable across runs and platforms (Swift's `Hasher` is seeded per process).
-    static func stableHash(_ s: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return h
     }
 }

@@ -36,9 +36,6 @@ public indirect enum Condition: Sendable {
         }
     }
 
-    /// A condition that always holds (an empty `all`).
-    public static let always = Condition.all([])
-
     /// Whether the condition depends only on the customer message count — a "threshold" rule.
     public var customerMessageRange: CountRange? {
         switch self {

@@ -48,11 +48,6 @@ public final class Rule: Sendable {
         self.declarationOrder = declarationOrder
     }
 
-    /// Whether the rule always wins when reached: no condition, no guard, no `continue`.
-    var isUnconditional: Bool {
-        when == nil && unless == nil && isUnguarded
-    }
-
     /// No `once`, no `cooldown`, enabled, and stops evaluation when it fires.
     var isUnguarded: Bool { enabled && !once && cooldown == nil && !continues }
 }

@@ -170,15 +170,26 @@ public enum RuleSetLoader {
     }
 }
 
-/// FNV-1a, 64-bit: a stable, fast fingerprint of the loaded files (the rule-set version).
-struct FNV1a {
-    private var h: UInt64 = 0xcbf2_9ce4_8422_2325
+/// FNV-1a, 64-bit: a stable, fast fingerprint (the rule-set version, variant rotation). Unlike
+/// Swift's `Hasher`, the same input gives the same value in every process.
+public struct FNV1a: Sendable {
+    public private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    public init() {}
+
+    /// The hash of a string's UTF-8 bytes.
+    public static func hash(_ s: String) -> UInt64 {
+        var h = FNV1a()
+        for b in s.utf8 { h.value = (h.value ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h.value
+    }
+
+    /// Adds a file's bytes, followed by a separator.
     mutating func add(_ bytes: [UInt8]) {
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        h = (h ^ 0xFF) &* 0x0000_0100_0000_01B3
+        for b in bytes { value = (value ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        value = (value ^ 0xFF) &* 0x0000_0100_0000_01B3
     }
     var hex: String {
-        let s = String(h, radix: 16)
+        let s = String(value, radix: 16)
         return String((String(repeating: "0", count: 16 - s.count) + s).prefix(12))
     }
 }

@@ -73,11 +73,6 @@ public final class Metrics: Sendable {
         }
     }
 
-    /// Sum of a counter over all label values.
-    public func total(_ name: String) -> Double {
-        state.withLock { s in s.counters.filter { $0.key.name == name }.reduce(0) { $0 + $1.value } }
-    }
-
     /// Prometheus text exposition format 0.0.4.
     public func render() -> String {
         let snapshot = state.withLock { $0 }

@@ -189,8 +189,4 @@ public final class InMemoryStore: ChatStore {
         try locked { $0.info[id] }
     }
 
-    /// The conversation's fields (channel, locale) as written by its first message.
-    public func conversationFields(_ id: String) -> (channel: String?, locale: String?) {
-        data.withLock { $0.conversations[id] ?? (nil, nil) }
-    }
 }
