@@ -37,6 +37,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "UsherSQLite", dependencies: ["UsherStore", "UsherEngine", "CSQLite"], swiftSettings: strict),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
+        .target(name: "UsherPostgres", dependencies: ["UsherStore", "UsherEngine", "CLibPQ"], swiftSettings: strict),
+        // A throwaway PostgreSQL server (initdb in a temporary directory, a Unix socket) for
+        // tests and benchmarks: no system service is touched.
+        .target(name: "UsherPostgresTestServer", swiftSettings: strict),
         .target(name: "UsherStdio", dependencies: ["UsherStore", "UsherSQLite", "UsherEngine"], swiftSettings: strict),
         .executableTarget(name: "usher-store-bench", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine", "CSQLite"],
                           swiftSettings: strict),
@@ -66,6 +72,8 @@ let package = Package(
         .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherStoreTests", dependencies: ["UsherStore", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSQLiteTests", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine"]),
+        .testTarget(name: "UsherPostgresTests",
+                    dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherStdioTests", dependencies: ["UsherStdio", "UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),

@@ -1,0 +1,237 @@
+import CLibPQ
+import Foundation
+import UsherStore
+
+/// One libpq connection. Not thread-safe: `PostgresStore` uses each connection from one thread
+/// at a time. Parameters travel as text with types left to the server to infer from the
+/// statement, so one statement text serves columns of any type (a helpdesk's integer ids too).
+final class PGConnection {
+    private let conn: OpaquePointer
+    /// Statements prepared on this connection, by their text.
+    private var prepared: [String: String] = [:]
+
+    /// Connects with a `postgres://` / `postgresql://` URL or a `key=value` string; libpq reads
+    /// `PGPASSWORD`, `PGSSLMODE`, `~/.pgpass` and the rest of its environment itself.
+    init(_ conninfo: String) throws(StoreError) {
+        guard let c = PQconnectdb(conninfo) else {
+            throw StoreError("pg-connect", "out of memory while connecting", transient: true)
+        }
+        guard PQstatus(c) == CONNECTION_OK else {
+            let why = Self.message(PQerrorMessage(c))
+            PQfinish(c)
+            throw StoreError("pg-connect", "cannot connect to PostgreSQL: \(why)", transient: true)
+        }
+        conn = c
+        // Replies must not wait for the next packet; times are ours, not the session's zone.
+        _ = try? execute("SET TIME ZONE 'UTC'; SET client_min_messages TO warning")
+    }
+
+    deinit { PQfinish(conn) }
+
+    /// Whether the connection is still usable.
+    var isOK: Bool { PQstatus(conn) == CONNECTION_OK }
+
+    /// The server's version as a number (150018 for 15.18).
+    var serverVersion: Int { Int(PQserverVersion(conn)) }
+
+    /// Runs `sql` with `params` (NULL for nil). Prepared once per connection when `prepare` is
+    /// set (the hot path), otherwise sent as is.
+    @discardableResult
+    func execute(_ sql: String, _ params: [String?] = [], prepare: Bool = false) throws(StoreError) -> PGResult {
+        let result: OpaquePointer?
+        if prepare {
+            let name: String
+            if let known = prepared[sql] {
+                name = known
+            } else {
+                name = "usher_\(prepared.count)"
+                let r = PQprepare(conn, name, sql, 0, nil)
+                try check(r, sql)
+                PQclear(r)
+                prepared[sql] = name
+            }
+            result = Self.withCStrings(params) { values in
+                PQexecPrepared(conn, name, Int32(params.count), values, nil, nil, 0)
+            }
+        } else if params.isEmpty {
+            result = PQexec(conn, sql)
+        } else {
+            result = Self.withCStrings(params) { values in
+                PQexecParams(conn, sql, Int32(params.count), nil, values, nil, nil, 0)
+            }
+        }
+        try check(result, sql)
+        return PGResult(result!)
+    }
+
+    /// Runs several statements (no parameters) in one round trip: migrations, BEGIN/COMMIT.
+    func script(_ sql: String) throws(StoreError) {
+        let r = PQexec(conn, sql)
+        try check(r, sql)
+        PQclear(r)
+    }
+
+    /// Reads what the server sent and returns the channels notified since the last call; `wait`
+    /// blocks up to that many milliseconds for the socket first.
+    func notifications(wait milliseconds: Int32) throws(StoreError) -> [String] {
+        if milliseconds > 0 {
+            let r = usher_pq_wait_readable(conn, milliseconds)
+            if r < 0 { throw lost("the connection's socket failed") }
+        }
+        if PQconsumeInput(conn) == 0 { throw lost(Self.message(PQerrorMessage(conn))) }
+        var channels: [String] = []
+        while let n = PQnotifies(conn) {
+            channels.append(String(cString: n.pointee.relname))
+            PQfreemem(n)
+        }
+        return channels
+    }
+
+    private func lost(_ why: String) -> StoreError {
+        StoreError("pg-connection", "lost the connection to PostgreSQL: \(why)", transient: true)
+    }
+
+    private func check(_ result: OpaquePointer?, _ sql: String) throws(StoreError) {
+        guard let result else {
+            throw StoreError("pg-connection", Self.message(PQerrorMessage(conn)), transient: true)
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+            let text = Self.message(PQresultErrorMessage(result))
+            PQclear(result)
+            throw PGError.storeError(sqlState: state, message: text, connectionOK: isOK)
+        }
+    }
+
+    static func message(_ p: UnsafePointer<CChar>?) -> String {
+        guard let p else { return "unknown error" }
+        return String(cString: p).trimmingCharacters(in: .whitespacesAndNewlines)
+            .replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// Passes Swift strings as C strings for the duration of `body`. A NUL inside a string would
+    /// silently cut it short in libpq, so callers clean text first (`PGText.clean`).
+    private static func withCStrings<T>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+        var owned: [UnsafeMutablePointer<CChar>?] = values.map { v in v.map { strdup($0)! } }
+        defer { for p in owned { free(p) } }
+        return owned.withUnsafeMutableBufferPointer { buffer in
+            body(buffer.map { $0.map { UnsafePointer($0) } })
+        }
+    }
+}
+
+/// A query's rows, read as text (the text protocol).
+final class PGResult {
+    private let result: OpaquePointer
+    let rows: Int
+    let columns: Int
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+        rows = Int(PQntuples(result))
+        columns = Int(PQnfields(result))
+    }
+
+    deinit { PQclear(result) }
+
+    /// Rows changed by an INSERT/UPDATE/DELETE.
+    var affected: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+
+    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
+
+    /// The value as text; invalid UTF-8 (a `SQL_ASCII` database) is repaired with U+FFFD.
+    func text(_ row: Int, _ column: Int) -> String? {
+        if isNull(row, column) { return nil }
+        let p = PQgetvalue(result, Int32(row), Int32(column))!
+        let n = Int(PQgetlength(result, Int32(row), Int32(column)))
+        return p.withMemoryRebound(to: UInt8.self, capacity: n) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
+        }
+    }
+
+    func string(_ row: Int, _ column: Int) -> String { text(row, column) ?? "" }
+
+    func int64(_ row: Int, _ column: Int) -> Int64 { text(row, column).flatMap { Int64($0) } ?? 0 }
+
+    func int(_ row: Int, _ column: Int) -> Int { Int(int64(row, column)) }
+
+    func double(_ row: Int, _ column: Int) -> Double { text(row, column).flatMap { Double($0) } ?? 0 }
+
+    func bool(_ row: Int, _ column: Int) -> Bool { text(row, column) == "t" }
+}
+
+/// How a server error becomes a `StoreError`: connection trouble, serialization failures,
+/// deadlocks and a server shutting down are worth retrying; the rest are not.
+enum PGError {
+    static func storeError(sqlState: String, message: String, connectionOK: Bool) -> StoreError {
+        let transientClasses: Set<Substring> = ["08", "40", "53", "57", "58"]
+        let transient = !connectionOK || transientClasses.contains(sqlState.prefix(2))
+        let code = connectionOK ? "pg-\(sqlState.isEmpty ? "error" : sqlState)" : "pg-connection"
+        return StoreError(code, message, transient: transient)
+    }
+
+    /// Whether `error` says the data itself is unacceptable (class 22: bad encoding, a NUL,
+    /// a value out of range) — retrying the same message cannot help.
+    static func isDataException(_ error: StoreError) -> Bool { error.code.hasPrefix("pg-22") }
+
+    /// A unique key was taken by a concurrent transaction.
+    static func isUniqueViolation(_ error: StoreError) -> Bool { error.code == "pg-23505" }
+}
+
+/// Text values on their way to PostgreSQL.
+enum PGText {
+    /// PostgreSQL's text cannot hold U+0000: it is replaced by U+FFFD so that the message is
+    /// still stored and decided (the rules never match on a NUL anyway).
+    static func clean(_ s: String) -> String {
+        s.utf8.contains(0) ? s.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}") : s
+    }
+
+    static func clean(_ s: String?) -> String? { s.map(clean) }
+
+    /// A text array literal (`{"a","b"}`) for an `= ANY($n)` or `unnest($n::text[])` parameter.
+    static func array(_ values: some Sequence<String>) -> String {
+        var out = "{"
+        var first = true
+        for v in values {
+            if !first { out += "," }
+            first = false
+            out += "\""
+            for ch in clean(v).unicodeScalars {
+                if ch == "\"" || ch == "\\" { out += "\\" }
+                out.unicodeScalars.append(ch)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+
+    /// An array literal of optional texts (NULL elements unquoted).
+    static func array(optional values: some Sequence<String?>) -> String {
+        var parts: [String] = []
+        for v in values {
+            if let v { parts.append(String(array([v]).dropFirst().dropLast())) } else { parts.append("NULL") }
+        }
+        return "{" + parts.joined(separator: ",") + "}"
+    }
+
+    static func array(_ values: some Sequence<Int64>) -> String {
+        "{" + values.map(String.init).joined(separator: ",") + "}"
+    }
+
+    static func array(_ values: some Sequence<Double>) -> String {
+        "{" + values.map { String($0) }.joined(separator: ",") + "}"
+    }
+
+    /// A string literal for SQL text: values from the mapping file inlined into statements.
+    static func literal(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
+
+    /// A quoted identifier; `schema.table` quotes each part.
+    static func identifier(_ name: String) -> String {
+        name.split(separator: ".", omittingEmptySubsequences: false)
+            .map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+            .joined(separator: ".")
+    }
+}

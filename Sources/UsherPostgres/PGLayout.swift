@@ -1,0 +1,148 @@
+/// Where the conversations and messages live and how their values read: the native schema of
+/// DESIGN.md §7, or a helpdesk's own tables named by a mapping file. Every name is kept quoted,
+/// ready to splice into SQL; every value from the mapping file is a quoted literal.
+struct PGLayout: Sendable {
+    enum Time: Sendable { case timestamptz, epoch, epochMillis }
+
+    /// `"public"."conversations"`.
+    var conversations: String
+    var cID: String
+    var cCustomerID: String?
+    var cChannel: String?
+    var cLocale: String?
+    var cOwner: String?
+    var cAssigned: String?
+    var cCount: String?
+    var cTags: String?
+    var cMetadata: String?
+    var cCreatedAt: String?
+    var cUpdatedAt: String?
+    /// Owner values as the column holds them, by `Owner.rawValue`.
+    var ownerValues: [String: String]
+    /// SQL types of the conversation columns Usher compares or writes, by quoted column name
+    /// (read from the catalog at start for a mapping): parameters travel as text and are cast.
+    var conversationTypes: [String: String] = [:]
+
+    var messages: String
+    var mSeq: String
+    /// nil: the seq is the id.
+    var mID: String?
+    var mConversation: String
+    var mKind: String?
+    var mSender: String
+    var mSenderID: String?
+    var mSenderName: String?
+    var mContent: String
+    var mCreatedAt: String
+    var mRuleID: String?
+    var mKey: String?
+    /// Sender values, as the column holds them.
+    var customerValues: [String]
+    var agentValues: [String]
+    var botValue: String
+    var systemValue: String
+    var kindMessage: String
+    var kindClose: String
+    var time: Time
+
+    /// Usher's own tables: `"usher"`.
+    var usher: String
+    /// Install a NOTIFY trigger on the messages table (else poll).
+    var trigger: Bool
+    var pollInterval: Duration
+    /// The native schema: Usher creates (and owns) conversations and messages too.
+    var isNative: Bool
+    /// Mapping-file settings by key path, for reporting a missing column where it was named.
+    var describe: @Sendable (_ keyPath: String, _ message: String) -> String
+
+    static let native = PGLayout(
+        conversations: q("conversations"), cID: q("id"), cCustomerID: q("customer_id"), cChannel: q("channel"),
+        cLocale: q("locale"), cOwner: q("owner"), cAssigned: q("assigned_to_agent"),
+        cCount: q("customer_message_count"), cTags: q("tags"), cMetadata: q("metadata"),
+        cCreatedAt: q("created_at"), cUpdatedAt: q("updated_at"),
+        ownerValues: ["bot": "bot", "waiting": "waiting", "agent": "agent"],
+        conversationTypes: [q("id"): "text", q("customer_id"): "text", q("owner"): "text", q("assigned_to_agent"): "boolean",
+                            q("customer_message_count"): "integer", q("tags"): "jsonb", q("metadata"): "jsonb"],
+        messages: q("messages"), mSeq: q("seq"), mID: q("id"), mConversation: q("conversation_id"), mKind: q("kind"),
+        mSender: q("sender_type"), mSenderID: q("sender_id"), mSenderName: q("sender_name"), mContent: q("content"),
+        mCreatedAt: q("created_at"), mRuleID: q("rule_id"), mKey: q("idempotency_key"),
+        customerValues: ["customer"], agentValues: ["agent"], botValue: "bot", systemValue: "system",
+        kindMessage: "message", kindClose: "close", time: .timestamptz,
+        usher: q("usher"), trigger: true, pollInterval: .seconds(1), isNative: true,
+        describe: { _, message in message })
+
+    private static func q(_ s: String) -> String { PGText.identifier(s) }
+
+    // MARK: - SQL fragments
+
+    /// `m.seq` etc.: a column of the messages table under alias `m`.
+    func m(_ column: String) -> String { "m.\(column)" }
+
+    /// A time column read as seconds since 1970 (float8).
+    func readTime(_ expr: String) -> String {
+        switch time {
+        case .timestamptz: "extract(epoch FROM \(expr))::float8"
+        case .epoch: "(\(expr))::float8"
+        case .epochMillis: "((\(expr))::float8 / 1000.0)"
+        }
+    }
+
+    /// A parameter of seconds since 1970 written into a time column.
+    func writeTime(_ param: String) -> String {
+        switch time {
+        case .timestamptz: "to_timestamp((\(param))::float8)"
+        case .epoch: "(\(param))::float8"
+        case .epochMillis: "round((\(param))::float8 * 1000)"
+        }
+    }
+
+    private func list(_ values: [String]) -> String { values.map(PGText.literal).joined(separator: ", ") }
+
+    /// The message id as text.
+    var messageID: String { "\(m(mID ?? mSeq))::text" }
+
+    /// Customer and agent messages and close events: what a bot takes in.
+    var inbound: String {
+        var s = "\(m(mSender))::text IN (\(list(customerValues + agentValues)))"
+        if let k = mKind { s = "(\(s) OR \(m(k))::text = \(PGText.literal(kindClose)))" }
+        return s
+    }
+
+    /// The sender role as `customer|agent|bot|system`.
+    var role: String {
+        "CASE WHEN \(m(mSender))::text IN (\(list(customerValues))) THEN 'customer' "
+            + "WHEN \(m(mSender))::text IN (\(list(agentValues))) THEN 'agent' "
+            + "WHEN \(m(mSender))::text = \(PGText.literal(systemValue)) THEN 'system' ELSE 'bot' END"
+    }
+
+    var isAgent: String { "\(m(mSender))::text IN (\(list(agentValues)))" }
+
+    var isCustomer: String { "\(m(mSender))::text IN (\(list(customerValues)))" }
+
+    /// `message` or `close`.
+    var kind: String {
+        guard let k = mKind else { return "'message'" }
+        return "CASE WHEN \(m(k))::text = \(PGText.literal(kindClose)) THEN 'close' ELSE 'message' END"
+    }
+
+    /// The columns `PostgresStore.message(_:_:)` reads, in order, from `m` joined with `c`.
+    var messageColumns: String {
+        func opt(_ c: String?, _ cast: String = "::text") -> String { c.map { "m.\($0)\(cast)" } ?? "NULL" }
+        func conv(_ c: String?) -> String { c.map { "c.\($0)::text" } ?? "NULL" }
+        return [
+            m(mSeq), messageID, "\(m(mConversation))::text", kind, role, opt(mSenderID), opt(mSenderName),
+            "\(m(mContent))::text", readTime(m(mCreatedAt)), opt(mRuleID), conv(cChannel), conv(cLocale),
+        ].joined(separator: ", ")
+    }
+
+    /// `FROM messages m LEFT JOIN conversations c`.
+    var messagesJoined: String { "\(messages) AS m LEFT JOIN \(conversations) AS c ON c.\(cID) = m.\(mConversation)" }
+
+    /// `expr` cast to the type of the conversations column `column` (text when unknown).
+    func cast(_ expr: String, to column: String) -> String { "(\(expr))::\(conversationTypes[column] ?? "text")" }
+
+    /// A conversation id parameter (text) as the conversations table's id type.
+    func conversationID(_ expr: String) -> String { cast(expr, to: cID) }
+
+    func table(_ name: String) -> String { "\(usher).\(PGText.identifier(name))" }
+}

@@ -1,0 +1,344 @@
+/// Every statement the PostgreSQL store runs, generated once from the layout. Batches travel as
+/// arrays (`unnest`), so a group commit of 512 messages is a dozen statements, not thousands.
+/// `package` so that the benchmark hands pgbench exactly these statements.
+package struct PGSQL: Sendable {
+    let l: PGLayout
+
+    init(_ layout: PGLayout) { l = layout }
+
+    private var u: String { l.usher }
+
+    // MARK: intake
+
+    /// $1 cursor, $2 bot, $3 limit.
+    var pending: String {
+        """
+        SELECT \(l.messageColumns)
+        FROM \(l.messagesJoined)
+        WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound)
+          AND NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = $2 AND p.message_id = \(l.messageID))
+        ORDER BY m.\(l.mSeq) LIMIT $3::int8
+        """
+    }
+
+    var latestSeq: String { "SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages)" }
+
+    var cursor: String { "SELECT seq FROM \(u).cursors WHERE bot = $1" }
+
+    /// $1 bot, $2 cursor: the oldest inbound message after the cursor not done yet.
+    var oldestUndone: String {
+        """
+        SELECT min(m.\(l.mSeq)) FROM \(l.messages) AS m
+        WHERE m.\(l.mSeq) > $2::int8 AND \(l.inbound)
+          AND NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = $1 AND p.message_id = \(l.messageID))
+        """
+    }
+
+    /// $1 after, $2 up to: where sequence numbers are missing in (after, up to] — a transaction
+    /// that took a number and has not committed yet (or rolled back). Each row: the last number
+    /// before a hole.
+    var gaps: String {
+        """
+        SELECT prev FROM (
+            SELECT \(l.mSeq) AS seq, lag(\(l.mSeq), 1, $1::int8) OVER (ORDER BY \(l.mSeq)) AS prev
+            FROM \(l.messages) WHERE \(l.mSeq) > $1::int8 AND \(l.mSeq) <= $2::int8
+        ) AS t WHERE seq > prev + 1 ORDER BY prev LIMIT 100
+        """
+    }
+
+    /// $1 bot, $2 seq.
+    var setCursor: String {
+        """
+        INSERT INTO \(u).cursors (bot, seq) VALUES ($1, $2::int8)
+        ON CONFLICT (bot) DO UPDATE SET seq = greatest(\(u).cursors.seq, excluded.seq)
+        """
+    }
+
+    // MARK: state
+
+    /// $1 bot, $2 conversation.
+    var state: String { "SELECT state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = $2" }
+
+    /// $1 bot, $2 conversations (text[]).
+    var states: String {
+        "SELECT conversation_id, state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = ANY($2::text[])"
+    }
+
+    // MARK: commit — checks
+
+    /// $1 bots, $2 message ids.
+    var processed: String {
+        """
+        SELECT p.bot, p.message_id FROM unnest($1::text[], $2::text[]) AS w(b, id)
+        JOIN \(u).processed AS p ON p.bot = w.b AND p.message_id = w.id
+        """
+    }
+
+    /// $1 bots, $2 conversations: the existing states, locked in a fixed order (no deadlocks
+    /// between workers committing overlapping batches).
+    var lockStates: String {
+        """
+        SELECT s.bot, s.conversation_id, s.version, s.owner, s.last_seq
+        FROM \(u).bot_state AS s JOIN unnest($1::text[], $2::text[]) AS w(b, c) ON s.bot = w.b AND s.conversation_id = w.c
+        ORDER BY s.bot, s.conversation_id FOR UPDATE OF s
+        """
+    }
+
+    /// $1 bots, $2 conversations, $3 low (the state's watermark), $4 high (the newest inbound
+    /// seq of the batch): inbound messages in between not done — the per-conversation order check.
+    var undoneBetween: String {
+        """
+        SELECT w.b, w.c, m.\(l.mSeq) FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[]) AS w(b, c, lo, hi)
+        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > w.lo AND m.\(l.mSeq) < w.hi
+        WHERE \(l.inbound)
+          AND NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = w.b AND p.message_id = \(l.messageID))
+        """
+    }
+
+    /// $1 conversations, $2 low: the newest agent message after `low`, per conversation.
+    var agentAfter: String {
+        """
+        SELECT w.c, max(m.\(l.mSeq)) FROM unnest($1::text[], $2::int8[]) AS w(c, lo)
+        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > w.lo
+        WHERE \(l.isAgent) GROUP BY w.c
+        """
+    }
+
+    // MARK: commit — writes
+
+    /// The conversation columns a commit writes, in parameter order after the id: (column,
+    /// value expression over `w` and `c`).
+    var conversationWrites: [(column: String, param: String)] {
+        var out: [(String, String)] = []
+        if let c = l.cOwner { out.append((c, "owner")) }
+        if let c = l.cAssigned { out.append((c, "assigned")) }
+        if let c = l.cCount { out.append((c, "count")) }
+        if let c = l.cTags { out.append((c, "tags")) }
+        if let c = l.cMetadata { out.append((c, "metadata")) }
+        if let c = l.cCustomerID { out.append((c, "customer")) }
+        return out
+    }
+
+    /// $1 conversations, then one text[] per `conversationWrites`, then $n now (float8[]).
+    var updateConversations: String? {
+        let writes = conversationWrites
+        if writes.isEmpty && l.cUpdatedAt == nil { return nil }
+        let names = ["c"] + writes.map(\.param) + ["now"]
+        let params = names.indices.map { "$\($0 + 1)::\(names[$0] == "now" ? "float8" : "text")[]" }
+        var sets = writes.map { w -> String in
+            let value = l.cast("w.\(w.param)", to: w.column)
+            return w.param == "customer" ? "\(w.column) = coalesce(c.\(w.column), \(value))" : "\(w.column) = \(value)"
+        }
+        if let up = l.cUpdatedAt { sets.append("\(up) = greatest(c.\(up), \(l.writeTime("w.now")))") }
+        return """
+        UPDATE \(l.conversations) AS c SET \(sets.joined(separator: ", "))
+        FROM unnest(\(params.joined(separator: ", "))) AS w(\(names.joined(separator: ", ")))
+        WHERE c.\(l.cID) = \(l.conversationID("w.c"))
+        """
+    }
+
+    /// $1 keys, $2 conversations, $3 sender values, $4 sender ids, $5 names, $6 texts, $7 times,
+    /// $8 rules; in order, a key already written keeps its row.
+    var insertOutgoing: String {
+        var columns: [String] = []
+        var values: [String] = []
+        func add(_ column: String?, _ value: String) {
+            if let column { columns.append(column); values.append(value) }
+        }
+        if l.isNative { add(l.mID, "w.k") }
+        add(l.mConversation, "w.c")
+        add(l.mKind, PGText.literal(l.kindMessage))
+        add(l.mSender, "w.s")
+        add(l.mSenderID, "w.sid")
+        add(l.mSenderName, "w.sn")
+        add(l.mContent, "w.t")
+        add(l.mCreatedAt, l.writeTime("w.at"))
+        add(l.mRuleID, "w.r")
+        add(l.mKey, "w.k")
+        return """
+        INSERT INTO \(l.messages) (\(columns.joined(separator: ", ")))
+        SELECT \(values.joined(separator: ", "))
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[])
+             WITH ORDINALITY AS w(k, c, s, sid, sn, t, at, r, n)
+        ORDER BY w.n
+        ON CONFLICT DO NOTHING
+        """
+    }
+
+    /// $1 bots, $2 keys, $3 conversations, $4 queues, $5 reasons, $6 texts, $7 customer names,
+    /// $8 last messages, $9 handoff flags, $10 times.
+    var insertNotifications: String {
+        """
+        INSERT INTO \(u).notifications (bot, idempotency_key, conversation_id, queue, reason, text, customer_name,
+                                        last_message, is_handoff, created_at)
+        SELECT w.b, w.k, w.c, w.q, w.r, w.t, w.cn, w.lm, w.h, to_timestamp(w.at)
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                    $9::bool[], $10::float8[]) WITH ORDINALITY AS w(b, k, c, q, r, t, cn, lm, h, at, n)
+        ORDER BY w.n
+        ON CONFLICT DO NOTHING
+        """
+    }
+
+    /// $1 bot, $2 conversation, $3 key, $4 inbound id, $5 queue, $6 reason, $7 customer, $8 rule.
+    var openHandoff: String {
+        """
+        INSERT INTO \(u).handoffs (bot, conversation_id, idempotency_key, message_id, queue, reason, customer_name,
+                                   rule_id, waiting_since)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp())
+        ON CONFLICT DO NOTHING
+        """
+    }
+
+    /// $1 bot, $2 conversation.
+    var closeHandoff: String {
+        "UPDATE \(u).handoffs SET ended_at = clock_timestamp() WHERE bot = $1 AND conversation_id = $2 AND ended_at IS NULL"
+    }
+
+    /// $1 bots, $2 conversations, $3 versions, $4 owners, $5 last seqs, $6 states, $7 rule-set
+    /// versions. Returns the rows written: fewer than given means another worker created one of
+    /// these states first (the batch is then classified again).
+    var insertStates: String {
+        """
+        INSERT INTO \(u).bot_state (bot, conversation_id, version, owner, last_seq, state, rule_set_version)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[], $5::int8[], $6::text[], $7::text[])
+        ON CONFLICT DO NOTHING RETURNING 1
+        """
+    }
+
+    /// Parameters as `insertStates`; the rows are locked by `lockStates`.
+    var updateStates: String {
+        """
+        UPDATE \(u).bot_state AS s SET version = w.v, owner = w.o, last_seq = greatest(s.last_seq, w.ls), state = w.st,
+               rule_set_version = w.rv, updated_at = now()
+        FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[], $5::int8[], $6::text[], $7::text[])
+             AS w(b, c, v, o, ls, st, rv)
+        WHERE s.bot = w.b AND s.conversation_id = w.c
+        """
+    }
+
+    /// $1 bots, $2 message ids, $3 seqs, $4 conversations, $5 quarantine reasons.
+    var insertProcessed: String {
+        """
+        INSERT INTO \(u).processed (bot, message_id, seq, conversation_id, quarantined)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[])
+        ON CONFLICT DO NOTHING RETURNING 1
+        """
+    }
+
+    // MARK: leases
+
+    /// $1 bot, $2 conversations, $3 worker, $4 until. New leases are inserted in a fixed order;
+    /// free, expired or own ones are taken over, skipping rows another worker has locked.
+    var claim: String {
+        """
+        WITH want AS (SELECT DISTINCT c FROM unnest($2::text[]) AS c),
+        fresh AS (
+            INSERT INTO \(u).leases (bot, conversation_id, worker, until)
+            SELECT $1, c, $3, to_timestamp($4::float8) FROM want ORDER BY c
+            ON CONFLICT DO NOTHING RETURNING conversation_id),
+        taken AS (
+            UPDATE \(u).leases AS l SET worker = $3, until = to_timestamp($4::float8)
+            WHERE l.bot = $1 AND l.conversation_id IN (
+                SELECT conversation_id FROM \(u).leases
+                WHERE bot = $1 AND conversation_id IN (SELECT c FROM want)
+                  AND (worker = $3 OR until <= clock_timestamp())
+                ORDER BY conversation_id FOR UPDATE SKIP LOCKED)
+            RETURNING l.conversation_id)
+        SELECT conversation_id FROM fresh UNION SELECT conversation_id FROM taken
+        """
+    }
+
+    var release: String { "DELETE FROM \(u).leases WHERE bot = $1 AND worker = $2" }
+
+    // MARK: backend side
+
+    /// $1 id, $2 customer id, $3 channel, $4 locale, $5 at.
+    var upsertConversation: String {
+        var columns = [l.cID]
+        var values = [l.conversationID("$1")]
+        var updates: [String] = []
+        func add(_ column: String?, _ param: String, keep: Bool = true) {
+            guard let column else { return }
+            columns.append(column)
+            values.append(l.cast(param, to: column))
+            if keep { updates.append("\(column) = coalesce(\(l.conversations).\(column), excluded.\(column))") }
+        }
+        add(l.cCustomerID, "$2")
+        add(l.cChannel, "$3")
+        add(l.cLocale, "$4")
+        if let c = l.cCreatedAt { columns.append(c); values.append(l.writeTime("$5")) }
+        if let c = l.cUpdatedAt {
+            columns.append(c); values.append(l.writeTime("$5"))
+            updates.append("\(c) = greatest(\(l.conversations).\(c), excluded.\(c))")
+        }
+        let conflict = updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))"
+        return """
+        INSERT INTO \(l.conversations) (\(columns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))
+        ON CONFLICT (\(l.cID)) \(conflict)
+        """
+    }
+
+    /// $1 id, $2 conversation, $3 kind, $4 sender value, $5 sender id, $6 name, $7 text, $8 at.
+    var insertMessage: String {
+        var columns: [String] = []
+        var values: [String] = []
+        func add(_ column: String?, _ value: String) {
+            if let column { columns.append(column); values.append(value) }
+        }
+        add(l.mID, "$1")
+        add(l.mConversation, l.conversationID("$2"))
+        add(l.mKind, "$3")
+        add(l.mSender, "$4")
+        add(l.mSenderID, "$5")
+        add(l.mSenderName, "$6")
+        add(l.mContent, "$7")
+        add(l.mCreatedAt, l.writeTime("$8"))
+        let seq = "\(l.mSeq)"
+        return """
+        INSERT INTO \(l.messages) (\(columns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))
+        ON CONFLICT DO NOTHING RETURNING \(seq), \(l.mID.map { "\($0)::text" } ?? "\(seq)::text")
+        """
+    }
+
+    /// $1 message id.
+    var messageByID: String {
+        "SELECT \(l.messageColumns) FROM \(l.messagesJoined) WHERE \(l.messageID) = $1"
+    }
+
+    /// $1 conversation.
+    var transcript: String {
+        "SELECT \(l.messageColumns) FROM \(l.messagesJoined) WHERE m.\(l.mConversation) = \(l.conversationID("$1")) ORDER BY m.\(l.mSeq)"
+    }
+
+    /// $1 bot.
+    var inbox: String {
+        """
+        SELECT h.conversation_id, h.customer_name, h.queue, h.reason, extract(epoch FROM h.waiting_since)::float8,
+               (SELECT m.\(l.mContent)::text FROM \(l.messages) AS m
+                WHERE m.\(l.mConversation) = \(l.conversationID("h.conversation_id")) AND \(l.isCustomer)
+                ORDER BY m.\(l.mSeq) DESC LIMIT 1)
+        FROM \(u).handoffs AS h
+        WHERE h.bot = $1 AND h.ended_at IS NULL
+        ORDER BY h.waiting_since, h.conversation_id
+        """
+    }
+
+    /// $1 after, $2 limit.
+    var notifications: String {
+        """
+        SELECT seq, bot, idempotency_key, conversation_id, queue, reason, text, customer_name, last_message,
+               is_handoff, extract(epoch FROM created_at)::float8
+        FROM \(u).notifications WHERE seq > $1::int8 ORDER BY seq LIMIT $2::int8
+        """
+    }
+
+    /// $1 conversation.
+    var conversation: String {
+        func col(_ c: String?) -> String { c.map { "\($0)::text" } ?? "NULL" }
+        return """
+        SELECT \(l.cID)::text, \(col(l.cCustomerID)), \(col(l.cChannel)), \(col(l.cLocale)),
+               \(l.cCreatedAt.map { l.readTime($0) } ?? "NULL")
+        FROM \(l.conversations) WHERE \(l.cID) = \(l.conversationID("$1"))
+        """
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import UsherStore
+
+/// One connection used from one serial queue: every blocking libpq call runs there, never on the
+/// cooperative thread pool. A broken connection is dropped and made again on the next call, so
+/// a server restart costs the calls made while it was down (transient errors the worker retries
+/// with backoff), nothing more.
+final class PGSession: @unchecked Sendable {
+    // @unchecked: `connection` is only touched on `queue`.
+    private let queue: DispatchQueue
+    private let conninfo: String
+    private var connection: PGConnection?
+    private var closed = false
+    /// Runs once on every new connection (LISTEN, session settings).
+    private let setup: (PGConnection) throws(StoreError) -> Void
+
+    init(_ conninfo: String, label: String, setup: @escaping (PGConnection) throws(StoreError) -> Void = { _ in }) {
+        self.conninfo = conninfo
+        self.queue = DispatchQueue(label: label)
+        self.setup = setup
+    }
+
+    /// Runs `body` with the connection, connecting first when there is none.
+    func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            queue.async { c.resume(with: Result { try self.runHere(body) }) }
+        }
+    }
+
+    /// `run` without leaving the caller's thread: for the listener's own loop.
+    func runHere<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        if closed { throw StoreError("closed", "the PostgreSQL store is closed") }
+        let db: PGConnection
+        if let c = connection, c.isOK {
+            db = c
+        } else {
+            connection = nil
+            let c = try PGConnection(conninfo)
+            try setup(c)
+            connection = c
+            db = c
+        }
+        do {
+            return try body(db)
+        } catch {
+            if !db.isOK { connection = nil }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    static func transaction<T>(_ db: PGConnection, _ body: () throws -> T) throws -> T {
+        try db.script("BEGIN")
+        do {
+            let value = try body()
+            try db.script("COMMIT")
+            return value
+        } catch {
+            if db.isOK { try? db.script("ROLLBACK") }
+            throw error
+        }
+    }
+
+    func close() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            queue.async {
+                self.closed = true
+                self.connection = nil
+                c.resume()
+            }
+        }
+    }
+}

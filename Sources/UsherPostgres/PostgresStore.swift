@@ -1,0 +1,319 @@
+public import Foundation
+public import UsherEngine
+public import UsherStore
+import Synchronization
+
+/// The PostgreSQL adapter (`postgres://…`, `postgresql://…`) over libpq.
+///
+/// - Intake: LISTEN/NOTIFY on a trigger over the messages table, plus a look at the newest
+///   sequence number before every wait, so a notification missed while disconnected costs
+///   nothing: the worker always reads from its durable cursor. With `intake: poll` (or while the
+///   listening connection is down) it polls instead.
+/// - The cursor never passes a hole in the sequence: a number taken by a transaction that has
+///   not committed yet would otherwise be skipped for good. A hole older than `gapTimeout` is a
+///   rolled-back insert and is passed.
+/// - Claims: lease rows taken with `FOR UPDATE SKIP LOCKED`; commits are one transaction each,
+///   a group commit one transaction per batch, with the conversations' states locked in a
+///   fixed order.
+/// - Connection loss and server restarts: transient errors the worker retries with backoff; the
+///   next call connects again. Passwords stay in the URL or the environment and are never
+///   printed (`redacted(url:)`).
+public final class PostgresStore: ChatStore {
+    public struct Options: Sendable {
+        /// How long a hole in the sequence holds the cursor back before it counts as a rollback.
+        public var gapTimeout: Duration = .seconds(30)
+        public init() {}
+    }
+
+    let layout: PGLayout
+    package let sql: PGSQL
+    let options: Options
+    private let session: PGSession
+    private let listener: PGListener?
+    private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
+    private let quarantined = Atomic<Int>(0)
+
+    /// Connects, migrates Usher's tables (and, for the native layout, conversations and
+    /// messages) and starts listening.
+    public convenience init(url: String, options: Options = Options()) async throws {
+        try await self.init(url: url, layout: .native, options: options)
+    }
+
+    init(url: String, layout: PGLayout, options: Options) async throws {
+        self.layout = layout
+        self.sql = PGSQL(layout)
+        self.options = options
+        let conninfo = Self.conninfo(url)
+        session = PGSession(conninfo, label: "usher.postgres")
+        try await session.run { db in try PGMigrator.migrate(db, layout) }
+        listener = layout.trigger ? PGListener(conninfo, channel: PGSchema.channel(layout)) : nil
+    }
+
+    /// libpq takes the URL as is (`sslmode`, `password`, … as query parameters; `PGPASSWORD`,
+    /// `PGSSLMODE` from the environment). Only `postgres://` and `postgresql://` reach here.
+    static func conninfo(_ url: String) -> String { url }
+
+    /// The URL with its password replaced by `***`, for logs and errors.
+    public static func redacted(url: String) -> String {
+        guard var parts = URLComponents(string: url) else { return "postgres://…" }
+        if parts.password != nil { parts.password = "***" }
+        if let items = parts.queryItems {
+            parts.queryItems = items.map { $0.name.lowercased() == "password" ? URLQueryItem(name: $0.name, value: "***") : $0 }
+        }
+        return parts.string ?? "postgres://…"
+    }
+
+    /// Messages marked done without being decided because the database refused what deciding
+    /// them would write (see `processed.quarantined`).
+    public var quarantinedCount: Int { quarantined.load(ordering: .relaxed) }
+
+    // MARK: intake
+
+    public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
+        let q = sql.pending
+        return try await session.run { db in
+            let r = try db.execute(q, [String(cursor), bot, String(limit)], prepare: true)
+            return (0..<r.rows).map { Self.message(r, $0) }
+        }
+    }
+
+    public func latestSeq() async throws -> Int64 {
+        let q = sql.latestSeq
+        return try await session.run { db in try db.execute(q, prepare: true).int64(0, 0) }
+    }
+
+    public func waitForChanges(after seq: Int64, timeout: Duration) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while true {
+            let generation = listener?.generation ?? 0
+            if try await latestSeq() > seq { return }
+            let now = clock.now
+            if now >= deadline || Task.isCancelled { return }
+            if let listener, listener.isListening {
+                // Woken by a NOTIFY; the timeout bounds what a notification lost in flight costs.
+                await listener.signal.wait(since: generation, timeout: min(deadline - now, .seconds(1)))
+            } else {
+                try? await Task.sleep(for: min(deadline - now, layout.pollInterval))
+            }
+        }
+    }
+
+    public func cursor(bot: String) async throws -> Int64 {
+        let q = sql.cursor
+        return try await session.run { db in
+            let r = try db.execute(q, [bot], prepare: true)
+            return r.rows > 0 ? r.int64(0, 0) : 0
+        }
+    }
+
+    /// Moves the cursor just below the oldest inbound message not done (else to the newest
+    /// message), but never past a hole younger than `gapTimeout`.
+    public func advanceCursor(bot: String) async throws {
+        let sql = sql
+        let (current, candidate, holes) = try await session.run { db -> (Int64, Int64, [Int64]) in
+            let c = try db.execute(sql.cursor, [bot], prepare: true)
+            let current = c.rows > 0 ? c.int64(0, 0) : 0
+            let oldest = try db.execute(sql.oldestUndone, [bot, String(current)], prepare: true)
+            let candidate = oldest.isNull(0, 0)
+                ? try db.execute(sql.latestSeq, prepare: true).int64(0, 0)
+                : oldest.int64(0, 0) - 1
+            guard candidate > current else { return (current, candidate, []) }
+            let g = try db.execute(sql.gaps, [String(current), String(candidate)], prepare: true)
+            return (current, candidate, (0..<g.rows).map { g.int64($0, 0) })
+        }
+        guard candidate > current else { return }
+        let now = ContinuousClock.now
+        let timeout = options.gapTimeout
+        let target = gaps.withLock { seen -> Int64 in
+            var target = candidate
+            for hole in holes {
+                let first = seen[hole] ?? now
+                seen[hole] = first
+                if now - first < timeout {
+                    target = hole
+                    break
+                }
+            }
+            seen = seen.filter { $0.key >= current }
+            return target
+        }
+        guard target > current else { return }
+        let q = sql.setCursor
+        try await session.run { db in _ = try db.execute(q, [bot, String(target)], prepare: true) }
+    }
+
+    // MARK: state
+
+    public func state(bot: String, conversation: String) async throws -> ConversationState? {
+        let q = sql.state
+        let text = try await session.run { db in
+            let r = try db.execute(q, [bot, PGText.clean(conversation)], prepare: true)
+            return r.rows > 0 ? r.text(0, 0) : nil
+        }
+        return try text.map(Self.decodeState)
+    }
+
+    public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
+        let q = sql.states
+        let rows = try await session.run { db in
+            let r = try db.execute(q, [bot, PGText.array(conversations)], prepare: true)
+            return (0..<r.rows).map { (r.string($0, 0), r.string($0, 1)) }
+        }
+        var out: [String: ConversationState] = [:]
+        for (c, text) in rows { out[c] = try Self.decodeState(text) }
+        return out
+    }
+
+    static func decodeState(_ text: String) throws -> ConversationState {
+        do {
+            return try JSONDecoder().decode(ConversationState.self, from: Data(text.utf8))
+        } catch {
+            throw StoreError("bad-state", "a stored conversation state cannot be read: \(error)")
+        }
+    }
+
+    static func encodeState(_ s: ConversationState) -> String {
+        // Synthesized Codable, the same shape the SQLite store writes.
+        (try? String(decoding: JSONEncoder().encode(s), as: UTF8.self)) ?? "{}"
+    }
+
+    // MARK: commit
+
+    public func commit(_ commit: Commit) async throws -> CommitResult {
+        try await self.commit(batch: [commit])[0]
+    }
+
+    public func commit(batch: [Commit]) async throws -> [CommitResult] {
+        if batch.isEmpty { return [] }
+        let sql = sql
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await session.run { db in try PGCommit(sql: sql, batch: batch).write(db) }
+            } catch let error as StoreError where PGCommit.lostRace(error) && attempt < 10 {
+                // Another worker created a state or done mark of this batch first: look again.
+                continue
+            } catch let error as StoreError where PGError.isDataException(error) {
+                // The database refuses something a commit writes (a value too long for a
+                // helpdesk's column, say). Find which, and mark that message done with the
+                // reason instead of retrying it forever.
+                if batch.count > 1 {
+                    var out: [CommitResult] = []
+                    for c in batch { out.append(contentsOf: try await self.commit(batch: [c])) }
+                    return out
+                }
+                let reason = "\(error.code): \(error.message)"
+                let result = try await session.run { db in try PGCommit(sql: sql, batch: batch).quarantine(db, reason: reason) }
+                if result == .committed { quarantined.add(1, ordering: .relaxed) }
+                return [result == .committed ? .duplicate : result]
+            }
+        }
+    }
+
+    // MARK: leases
+
+    public func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
+        if conversations.isEmpty { return [] }
+        let q = sql.claim
+        let list = PGText.array(conversations.sorted())
+        return try await session.run { db in
+            let r = try db.execute(q, [bot, list, worker, String(until.timeIntervalSince1970)], prepare: true)
+            return Set((0..<r.rows).map { r.string($0, 0) })
+        }
+    }
+
+    public func release(bot: String, worker: String) async throws {
+        let q = sql.release
+        try await session.run { db in _ = try db.execute(q, [bot, worker], prepare: true) }
+    }
+
+    // MARK: backend side
+
+    public func append(_ m: NewMessage) async throws -> StoredMessage {
+        let sql = sql
+        let l = layout
+        let sender: String = switch m.from {
+        case .customer: l.customerValues[0]
+        case .agent: l.agentValues[0]
+        case .bot: l.botValue
+        case .system: l.systemValue
+        }
+        let at = String(m.at.timeIntervalSince1970)
+        let id = PGText.clean(m.id)
+        let conversation = PGText.clean(m.conversationID)
+        return try await session.run { db in
+            try PGSession.transaction(db) {
+                let customer = m.from == .customer ? PGText.clean(m.senderID) : nil
+                try db.execute(sql.upsertConversation,
+                               [conversation, customer, PGText.clean(m.channel), PGText.clean(m.locale), at], prepare: true)
+                let r = try db.execute(sql.insertMessage, [
+                    id, conversation, m.kind == .close ? l.kindClose : l.kindMessage, sender,
+                    PGText.clean(m.senderID), PGText.clean(m.senderName), PGText.clean(m.text), at,
+                ], prepare: true)
+                let key = r.rows > 0 ? r.string(0, 1) : id
+                let stored = try db.execute(sql.messageByID, [key], prepare: true)
+                guard stored.rows > 0 else { throw StoreError("pg-append", "message \(id) was not stored") }
+                return Self.message(stored, 0)
+            }
+        }
+    }
+
+    public func transcript(conversation: String) async throws -> [StoredMessage] {
+        let q = sql.transcript
+        return try await session.run { db in
+            let r = try db.execute(q, [PGText.clean(conversation)], prepare: true)
+            return (0..<r.rows).map { Self.message(r, $0) }
+        }
+    }
+
+    public func inbox(bot: String) async throws -> [InboxEntry] {
+        let q = sql.inbox
+        return try await session.run { db in
+            let r = try db.execute(q, [bot], prepare: true)
+            return (0..<r.rows).map { i in
+                InboxEntry(conversationID: r.string(i, 0), customerName: r.text(i, 1), queue: r.text(i, 2),
+                           reason: r.text(i, 3), waitingSince: Date(timeIntervalSince1970: r.double(i, 4)),
+                           lastMessage: r.text(i, 5))
+            }
+        }
+    }
+
+    public func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification] {
+        let q = sql.notifications
+        return try await session.run { db in
+            let r = try db.execute(q, [String(seq), String(limit)], prepare: true)
+            return (0..<r.rows).map { i in
+                StoredNotification(seq: r.int64(i, 0), bot: r.string(i, 1), notification: AgentNotification(
+                    idempotencyKey: r.string(i, 2), conversationID: r.string(i, 3), queue: r.string(i, 4),
+                    reason: r.string(i, 5), text: r.string(i, 6), customerName: r.text(i, 7),
+                    lastMessage: r.string(i, 8), isHandoff: r.bool(i, 9), at: Date(timeIntervalSince1970: r.double(i, 10))))
+            }
+        }
+    }
+
+    public func conversation(_ id: String) async throws -> ConversationInfo? {
+        let q = sql.conversation
+        return try await session.run { db in
+            let r = try db.execute(q, [PGText.clean(id)], prepare: true)
+            guard r.rows > 0 else { return nil }
+            return ConversationInfo(id: r.string(0, 0), customerID: r.text(0, 1), channel: r.text(0, 2),
+                                    locale: r.text(0, 3), createdAt: Date(timeIntervalSince1970: r.double(0, 4)))
+        }
+    }
+
+    public func close() async throws {
+        listener?.stop()
+        await session.close()
+    }
+
+    /// A row of `PGLayout.messageColumns`.
+    static func message(_ r: PGResult, _ i: Int) -> StoredMessage {
+        StoredMessage(seq: r.int64(i, 0), id: r.string(i, 1), conversationID: r.string(i, 2),
+                      kind: StoredMessage.Kind(rawValue: r.string(i, 3)) ?? .message,
+                      from: SenderRole(rawValue: r.string(i, 4)) ?? .bot, senderID: r.text(i, 5), senderName: r.text(i, 6),
+                      text: r.string(i, 7), at: Date(timeIntervalSince1970: r.double(i, 8)), ruleID: r.text(i, 9),
+                      channel: r.text(i, 10), locale: r.text(i, 11))
+    }
+}

@@ -1,0 +1,41 @@
+public import Foundation
+import Synchronization
+public import UsherEngine
+import UsherStore
+
+/// A `ChatStore` that sends each call to the next of several stores in turn — for running the
+/// conformance suite across several connections to one database.
+public final class SplitStore: ChatStore {
+    public let stores: [any ChatStore]
+    private let next = Atomic<Int>(0)
+
+    public init(_ stores: [any ChatStore]) { self.stores = stores }
+
+    private var any: any ChatStore { stores[next.add(1, ordering: .relaxed).oldValue % stores.count] }
+
+    public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
+        try await any.pending(bot: bot, after: cursor, limit: limit)
+    }
+    public func waitForChanges(after seq: Int64, timeout: Duration) async throws {
+        try await any.waitForChanges(after: seq, timeout: timeout)
+    }
+    public func cursor(bot: String) async throws -> Int64 { try await any.cursor(bot: bot) }
+    public func advanceCursor(bot: String) async throws { try await any.advanceCursor(bot: bot) }
+    public func state(bot: String, conversation: String) async throws -> ConversationState? {
+        try await any.state(bot: bot, conversation: conversation)
+    }
+    public func commit(_ commit: Commit) async throws -> CommitResult { try await any.commit(commit) }
+    public func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
+        try await any.claim(bot: bot, conversations: conversations, worker: worker, until: until)
+    }
+    public func release(bot: String, worker: String) async throws { try await any.release(bot: bot, worker: worker) }
+    public func append(_ message: NewMessage) async throws -> StoredMessage { try await any.append(message) }
+    public func transcript(conversation: String) async throws -> [StoredMessage] { try await any.transcript(conversation: conversation) }
+    public func inbox(bot: String) async throws -> [InboxEntry] { try await any.inbox(bot: bot) }
+    public func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification] {
+        try await any.notifications(after: seq, limit: limit)
+    }
+    public func latestSeq() async throws -> Int64 { try await any.latestSeq() }
+    public func conversation(_ id: String) async throws -> ConversationInfo? { try await any.conversation(id) }
+    public func close() async throws { for s in stores { try await s.close() } }
+}

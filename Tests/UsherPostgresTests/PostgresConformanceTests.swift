@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+import UsherPostgresTestServer
+import UsherStore
+@testable import UsherPostgres
+
+/// The server every PostgreSQL test uses (one per test process), and a fresh database per store.
+enum TestDB {
+    static var server: PostgresTestServer {
+        get throws { try PostgresTestServer.shared.get() }
+    }
+
+    /// A new, empty database with Usher's schema.
+    static func store(_ options: PostgresStore.Options = .init()) async throws -> PostgresStore {
+        try await PostgresStore(url: try server.createDatabase(), options: options)
+    }
+}
+
+@Suite("PostgreSQL store: conformance", .serialized)
+struct PostgresConformanceTests {
+    static let suite = ConformanceSuite { try await TestDB.store() }
+
+    @Test(arguments: ConformanceSuite.checks)
+    func conformance(_ check: String) async {
+        let failures = await Self.suite.run(check)
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    /// Every check again with calls alternating between two stores (two connections, as two
+    /// workers would have) on the same database.
+    static let split = ConformanceSuite {
+        let url = try TestDB.server.createDatabase()
+        return SplitStore([try await PostgresStore(url: url), try await PostgresStore(url: url)])
+    }
+
+    @Test(arguments: ConformanceSuite.checks)
+    func conformanceAcrossTwoConnections(_ check: String) async {
+        let failures = await Self.split.run(check)
+        #expect(failures.isEmpty, "\(failures)")
+    }
+}
