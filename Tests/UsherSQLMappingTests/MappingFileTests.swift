@@ -48,6 +48,9 @@ struct MappingFileTests {
         #expect(m.pollInterval == .seconds(1))
         #expect(m.path == path)
         #expect(m.conversations.assignedToAgent == nil && m.conversations.customerMessageCount == nil)
+        // docs/mapping.md quotes this one.
+        #expect(m.diagnostic("missing-column", "helpdesk.ticket_events has no column 'body'", at: "messages.columns.content").headline
+                == "\(path):34:14: error: [missing-column] helpdesk.ticket_events has no column 'body'")
     }
 
     /// Every key of the format, in block style, with comments and a modeline.
