@@ -1,31 +1,32 @@
-import UsherDiagnostics
-import UsherYAML
-import Foundation
+package import UsherDiagnostics
+package import UsherYAML
+package import Foundation
 
 /// Reads schema-checked values out of YAML nodes, collecting a diagnostic for every problem
-/// instead of stopping at the first. One per loaded document.
-final class NodeReader {
-    let document: YAMLDocument
-    private(set) var diagnostics: [Diagnostic] = []
+/// instead of stopping at the first. One per loaded document. `package`: the SQL mapping file
+/// (UsherSQLMapping) is read with it too.
+package final class NodeReader {
+    package let document: YAMLDocument
+    package private(set) var diagnostics: [Diagnostic] = []
 
-    init(document: YAMLDocument) { self.document = document }
+    package init(document: YAMLDocument) { self.document = document }
 
-    var file: String { document.path }
+    package var file: String { document.path }
 
-    func error(_ code: String, _ message: String, at node: YAMLNode, notes: [Diagnostic.Note] = []) {
+    package func error(_ code: String, _ message: String, at node: YAMLNode, notes: [Diagnostic.Note] = []) {
         diagnostics.append(.error(code, message, at: node.location, notes: notes))
     }
 
-    func warning(_ code: String, _ message: String, at node: YAMLNode, notes: [Diagnostic.Note] = []) {
+    package func warning(_ code: String, _ message: String, at node: YAMLNode, notes: [Diagnostic.Note] = []) {
         diagnostics.append(.warning(code, message, at: node.location, notes: notes))
     }
 
-    func report(_ d: Diagnostic) { diagnostics.append(d) }
+    package func report(_ d: Diagnostic) { diagnostics.append(d) }
 
     /// The pairs of a mapping whose keys are all in `allowed`; reports unknown keys (with a
     /// suggestion) and a node that is not a mapping. `context` names the thing for messages
     /// ("a rule", "the bot file").
-    func mapping(_ node: YAMLNode, _ context: String, allowed: [String]) -> [String: YAMLNode]? {
+    package func mapping(_ node: YAMLNode, _ context: String, allowed: [String]) -> [String: YAMLNode]? {
         guard let pairs = node.mapping else {
             error("wrong-type", "expected \(context) written as a mapping of 'key: value' lines, found \(node.kindName)", at: node)
             return nil
@@ -47,7 +48,7 @@ final class NodeReader {
     }
 
     /// Reports a required key that is missing.
-    func require(_ value: YAMLNode?, _ key: String, in owner: YAMLNode, _ context: String, example: String) -> YAMLNode? {
+    package func require(_ value: YAMLNode?, _ key: String, in owner: YAMLNode, _ context: String, example: String) -> YAMLNode? {
         if value == nil {
             error("missing-key", "\(context) needs '\(key)'; add a line like '\(example)'", at: owner)
         }
@@ -55,7 +56,7 @@ final class NodeReader {
     }
 
     /// A scalar as text. Reports a list or mapping.
-    func text(_ node: YAMLNode, _ what: String) -> String? {
+    package func text(_ node: YAMLNode, _ what: String) -> String? {
         if let s = node.scalar, !node.isNull || node.tag != nil { return s }
         if node.isNull {
             error("wrong-type", "\(what) is empty; write a value after the colon", at: node)
@@ -66,7 +67,7 @@ final class NodeReader {
     }
 
     /// A list of scalars; a single scalar counts as a one-item list.
-    func texts(_ node: YAMLNode, _ what: String) -> [(String, YAMLNode)]? {
+    package func texts(_ node: YAMLNode, _ what: String) -> [(String, YAMLNode)]? {
         if let items = node.sequence {
             var out: [(String, YAMLNode)] = []
             for item in items {
@@ -81,7 +82,7 @@ final class NodeReader {
         return text(node, what).map { [($0, node)] }
     }
 
-    func bool(_ node: YAMLNode, _ what: String) -> Bool? {
+    package func bool(_ node: YAMLNode, _ what: String) -> Bool? {
         guard let s = text(node, what) else { return nil }
         switch s {
         case "true": return true
@@ -95,7 +96,7 @@ final class NodeReader {
         }
     }
 
-    func integer(_ node: YAMLNode, _ what: String, in range: ClosedRange<Int>) -> Int? {
+    package func integer(_ node: YAMLNode, _ what: String, in range: ClosedRange<Int>) -> Int? {
         guard let s = text(node, what) else { return nil }
         guard let n = Int(s) ?? Int(s.filter { $0 != "_" }) else {
             error("wrong-type", "expected a whole number for \(what), found '\(s)'", at: node)
@@ -111,7 +112,7 @@ final class NodeReader {
     }
 
     /// `30s`, `10m`, `2h`, `1d`, or combinations like `1h30m`.
-    func duration(_ node: YAMLNode, _ what: String) -> TimeInterval? {
+    package func duration(_ node: YAMLNode, _ what: String) -> TimeInterval? {
         guard let s = text(node, what) else { return nil }
         guard let seconds = DurationText.parse(s) else {
             error("invalid-duration", "'\(s)' is not a duration for \(what); write a number and a unit: 30s, 10m, 2h, 1d (or 1h30m)", at: node)
@@ -121,7 +122,7 @@ final class NodeReader {
     }
 
     /// The location of a character inside a scalar (for regex and template errors).
-    func location(ofOffset offset: Int, in node: YAMLNode) -> SourceLocation {
+    package func location(ofOffset offset: Int, in node: YAMLNode) -> SourceLocation {
         document.location(ofScalarOffset: offset, in: node)
     }
 }

@@ -1,23 +1,26 @@
 import Foundation
 import UsherDiagnostics
 import UsherRules
+import UsherSQLMapping
 
-/// `usher check [PATH…]`: loads bots and rule files and prints every diagnostic.
+/// `usher check [PATH…]`: loads bots, rule files and SQL mapping files and prints every diagnostic.
 enum CheckCommand: Command {
     static let name = "check"
-    static let summary = "validate bots and rule files; print every problem with file:line:col"
+    static let summary = "validate bots, rule files and SQL mappings; print every problem with file:line:col"
     static let help = """
     Usage: usher check [PATH…] [--strict] [--format text|json]
 
     Loads each bot (a folder with bot.yaml, or the bot.yaml itself) together with all of its rule
-    files, and each stand-alone rule file, and prints every problem the way a compiler does:
+    files, each stand-alone rule file, and each SQL mapping file (a YAML file with a top-level
+    'mapping:' key, see docs/mapping.md), and prints every problem the way a compiler does:
 
         rules/x.yaml:12:7: error: [unknown-key] unknown key 'whne' in a rule; did you mean 'when'?
             whne:
             ^
 
-    Errors stop a bot from loading. Warnings (shadowed rules, unreachable thresholds, sequences
-    longer than a rule can fire, duplicate keywords, risky regexes) do not, unless --strict.
+    Errors stop a bot or a mapping file from loading. Warnings (shadowed rules, unreachable
+    thresholds, sequences longer than a rule can fire, duplicate keywords, risky regexes, values
+    a mapping file gives for a column it does not map) do not, unless --strict.
 
     With no PATH: every bots/*/bot.yaml, and every rules/*.yaml that no bot uses.
     A folder without bot.yaml: every bot in its sub-folders and every *.yaml in it.
@@ -35,8 +38,9 @@ enum CheckCommand: Command {
     enum Target: Equatable {
         case bot(String)
         case ruleFile(String)
+        case mapping(String)
 
-        var path: String { switch self { case let .bot(p), let .ruleFile(p): p } }
+        var path: String { switch self { case let .bot(p), let .ruleFile(p), let .mapping(p): p } }
     }
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
@@ -55,6 +59,19 @@ enum CheckCommand: Command {
             case let .ruleFile(path):
                 if usedRuleFiles.contains(path) { continue }
                 result = RuleSetLoader.loadRuleFiles([path])
+            case let .mapping(path):
+                let (mapping, found, source) = SQLMapping.read(path: path)
+                if let source { printer.add(source) }
+                diagnostics += found
+                var summary: [String: Any] = ["path": path, "kind": "mapping", "files": [path], "loaded": mapping != nil,
+                                              "errors": found.filter { $0.severity == .error }.count]
+                if let mapping {
+                    summary["conversations"] = mapping.conversations.table
+                    summary["messages"] = mapping.messages.table
+                    summary["intake"] = mapping.intake.rawValue
+                }
+                summaries.append(summary)
+                continue
             }
             printer.add(result.sources)
             for d in result.diagnostics where !diagnostics.contains(d) { diagnostics.append(d) }
@@ -92,6 +109,10 @@ enum CheckCommand: Command {
                     Terminal.out("\(path): not loaded, \(plural(s["errors"] as! Int, "error"))\n")
                     continue
                 }
+                if s["kind"] as! String == "mapping" {
+                    Terminal.out("\(path): maps \(s["conversations"] as! String) and \(s["messages"] as! String), intake \(s["intake"] as! String)\n")
+                    continue
+                }
                 let files = (s["files"] as! [String]).count
                 Terminal.out("\(path): \(s["rules"] as! Int) rules in \(files) file\(files == 1 ? "" : "s"), version \(s["version"] as! String)\n")
             }
@@ -118,7 +139,7 @@ enum CheckCommand: Command {
         return o
     }
 
-    /// Turns the command line's paths into bots and rule files.
+    /// Turns the command line's paths into bots, rule files and mapping files.
     static func resolve(_ paths: [String]) throws(UsageError) -> [Target] {
         let fm = FileManager.default
         var targets: [Target] = []
@@ -132,7 +153,7 @@ enum CheckCommand: Command {
             where fm.fileExists(atPath: join(join(dir, sub), "bot.yaml")) {
                 targets.append(.bot(join(dir, sub)))
             }
-            for f in yamlFiles(in: dir) { targets.append(RuleSetLoader.isBotFile(f) ? .bot(f) : .ruleFile(f)) }
+            for f in yamlFiles(in: dir) { targets.append(Target(file: f)) }
         }
         if paths.isEmpty {
             guard fm.fileExists(atPath: "bots") || fm.fileExists(atPath: "rules") else {
@@ -148,7 +169,7 @@ enum CheckCommand: Command {
             guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
                 throw UsageError("no such file or folder: \(p)")
             }
-            if isDir.boolValue { addFolder(p) } else { targets.append(RuleSetLoader.isBotFile(p) ? .bot(p) : .ruleFile(p)) }
+            if isDir.boolValue { addFolder(p) } else { targets.append(Target(file: p)) }
         }
         return targets
     }
@@ -158,4 +179,9 @@ enum CheckCommand: Command {
 
 extension CheckCommand.Target {
     var isBot: Bool { if case .bot = self { true } else { false } }
+
+    /// A YAML file: a bot file (`bot:`), a mapping file (`mapping:`) or else a rule file.
+    init(file: String) {
+        self = RuleSetLoader.isBotFile(file) ? .bot(file) : SQLMapping.isMappingFile(path: file) ? .mapping(file) : .ruleFile(file)
+    }
 }

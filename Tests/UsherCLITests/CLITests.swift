@@ -19,6 +19,8 @@ let cliCases: [CLICase] = [
     CLICase(snapshot: "check-misspelt-key", args: ["check", "examples/broken/misspelt-key.yaml"], exit: 1),
     CLICase(snapshot: "check-all-broken", args: ["check", "examples/broken"], exit: 1),
     CLICase(snapshot: "check-json", args: ["check", "--format", "json", "examples/broken/duplicate-id.yaml"], exit: 1),
+    CLICase(snapshot: "check-mapping", args: ["check", "examples/mapping/helpdesk.yaml"], exit: 0),
+    CLICase(snapshot: "check-mapping-broken", args: ["check", "examples/broken/mapping-sender-twice.yaml"], exit: 1),
     CLICase(snapshot: "explain-refund", args: ["explain", "bots/support", "I want a refund", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
     CLICase(snapshot: "explain-fourth", args: ["explain", "bots/support", "still nothing", "--customer-messages", "4", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
     CLICase(snapshot: "explain-waiting", args: ["explain", "bots/support", "hello?", "--owner", "waiting", "--customer-messages", "5", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
@@ -115,5 +117,22 @@ struct CLITests {
         let (strict, output) = try runUsher(["check", "--strict", file.path])
         #expect(strict == 1)
         #expect(output.contains("4:31: error: [duplicate-keyword]"))
+    }
+
+    /// A mapping file is recognised by its `mapping:` key, whatever its name, and its warnings
+    /// count like a rule file's.
+    @Test func mappingFileWarnings() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-mapping-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("helpdesk.yaml")
+        let example = try String(contentsOf: repoRoot.appendingPathComponent("examples/mapping/helpdesk.yaml"), encoding: .utf8)
+        try Data(example.replacingOccurrences(of: "    kind: event_type\n", with: "").utf8).write(to: file)
+        let (plain, text) = try runUsher(["check", file.path])
+        #expect(plain == 0)
+        #expect(text.contains("warning: [unused-kind-values]"))
+        #expect(text.contains("helpdesk.yaml: maps helpdesk.tickets and helpdesk.ticket_events, intake trigger"))
+        let (strict, _) = try runUsher(["check", "--strict", file.path])
+        #expect(strict == 1)
     }
 }
