@@ -1,8 +1,10 @@
+import UsherSQLMapping
+
 /// Where the conversations and messages live and how their values read: the native schema of
 /// DESIGN.md §7, or a helpdesk's own tables named by a mapping file. Every name is kept quoted,
 /// ready to splice into SQL; every value from the mapping file is a quoted literal.
 struct PGLayout: Sendable {
-    enum Time: Sendable { case timestamptz, epoch, epochMillis }
+    typealias Time = SQLMapping.TimeFormat
 
     /// `"public"."conversations"`.
     var conversations: String
@@ -52,8 +54,6 @@ struct PGLayout: Sendable {
     var pollInterval: Duration
     /// The native schema: Usher creates (and owns) conversations and messages too.
     var isNative: Bool
-    /// Mapping-file settings by key path, for reporting a missing column where it was named.
-    var describe: @Sendable (_ keyPath: String, _ message: String) -> String
 
     static let native = PGLayout(
         conversations: q("conversations"), cID: q("id"), cCustomerID: q("customer_id"), cChannel: q("channel"),
@@ -68,8 +68,7 @@ struct PGLayout: Sendable {
         mCreatedAt: q("created_at"), mRuleID: q("rule_id"), mKey: q("idempotency_key"),
         customerValues: ["customer"], agentValues: ["agent"], botValue: "bot", systemValue: "system",
         kindMessage: "message", kindClose: "close", time: .timestamptz,
-        usher: q("usher"), trigger: true, pollInterval: .seconds(1), isNative: true,
-        describe: { _, message in message })
+        usher: q("usher"), trigger: true, pollInterval: .seconds(1), isNative: true)
 
     private static func q(_ s: String) -> String { PGText.identifier(s) }
 

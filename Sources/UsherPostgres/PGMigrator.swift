@@ -10,8 +10,12 @@ enum PGMigrator {
         let u = layout.usher
         try db.script("SELECT pg_advisory_lock(\(lockKey))")
         defer { if db.isOK { try? db.script("SELECT pg_advisory_unlock(\(lockKey))") } }
+        // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema is
+        // there: a least-privilege role owns a schema made for it and has no such right.
+        if try db.execute("SELECT to_regnamespace($1) IS NULL", [u]).bool(0, 0) {
+            try db.script("CREATE SCHEMA \(u)")
+        }
         try db.script("""
-            CREATE SCHEMA IF NOT EXISTS \(u);
             CREATE TABLE IF NOT EXISTS \(u).schema_version (
                 version     integer PRIMARY KEY,
                 description text NOT NULL,

@@ -115,7 +115,9 @@ package struct PGSQL: Sendable {
         if let c = l.cCount { out.append((c, "count")) }
         if let c = l.cTags { out.append((c, "tags")) }
         if let c = l.cMetadata { out.append((c, "metadata")) }
-        if let c = l.cCustomerID { out.append((c, "customer")) }
+        // The customer id only in the native schema: a helpdesk's own is set by the helpdesk
+        // (and often of another type than Usher's sender ids).
+        if l.isNative, let c = l.cCustomerID { out.append((c, "customer")) }
         return out
     }
 

@@ -1,6 +1,7 @@
 public import Foundation
 public import UsherEngine
 public import UsherStore
+public import UsherSQLMapping
 import Synchronization
 
 /// The PostgreSQL adapter (`postgres://…`, `postgresql://…`) over libpq.
@@ -16,8 +17,8 @@ import Synchronization
 ///   a group commit one transaction per batch, with the conversations' states locked in a
 ///   fixed order.
 /// - Connection loss and server restarts: transient errors the worker retries with backoff; the
-///   next call connects again. Passwords stay in the URL or the environment and are never
-///   printed (`redacted(url:)`).
+///   next call connects again. Passwords stay in the URL or the environment; the CLI masks
+///   them wherever it prints a URL.
 public final class PostgresStore: ChatStore {
     public struct Options: Sendable {
         /// How long a hole in the sequence holds the cursor back before it counts as a rollback.
@@ -33,35 +34,27 @@ public final class PostgresStore: ChatStore {
     private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
     private let quarantined = Atomic<Int>(0)
 
-    /// Connects, migrates Usher's tables (and, for the native layout, conversations and
-    /// messages) and starts listening.
-    public convenience init(url: String, options: Options = Options()) async throws {
-        try await self.init(url: url, layout: .native, options: options)
-    }
-
-    init(url: String, layout: PGLayout, options: Options) async throws {
+    /// Connects, checks the mapping against the database (`MappingMismatch` names what is
+    /// missing, at its line in the mapping file), migrates Usher's tables (and, for the native
+    /// schema, conversations and messages) and starts listening.
+    public init(url: String, mapping: SQLMapping = .native, options: Options = Options()) async throws {
+        let conninfo = Self.conninfo(url)
+        let session = PGSession(conninfo, label: "usher.postgres")
+        let layout = try await session.run { db in
+            let layout = try PGLayout.resolve(mapping, db)
+            try PGMigrator.migrate(db, layout)
+            return layout
+        }
+        self.session = session
         self.layout = layout
         self.sql = PGSQL(layout)
         self.options = options
-        let conninfo = Self.conninfo(url)
-        session = PGSession(conninfo, label: "usher.postgres")
-        try await session.run { db in try PGMigrator.migrate(db, layout) }
         listener = layout.trigger ? PGListener(conninfo, channel: PGSchema.channel(layout)) : nil
     }
 
     /// libpq takes the URL as is (`sslmode`, `password`, … as query parameters; `PGPASSWORD`,
     /// `PGSSLMODE` from the environment). Only `postgres://` and `postgresql://` reach here.
     static func conninfo(_ url: String) -> String { url }
-
-    /// The URL with its password replaced by `***`, for logs and errors.
-    public static func redacted(url: String) -> String {
-        guard var parts = URLComponents(string: url) else { return "postgres://…" }
-        if parts.password != nil { parts.password = "***" }
-        if let items = parts.queryItems {
-            parts.queryItems = items.map { $0.name.lowercased() == "password" ? URLQueryItem(name: $0.name, value: "***") : $0 }
-        }
-        return parts.string ?? "postgres://…"
-    }
 
     /// Messages marked done without being decided because the database refused what deciding
     /// them would write (see `processed.quarantined`).

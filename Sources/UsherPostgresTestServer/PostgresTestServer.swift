@@ -8,7 +8,7 @@ import Synchronization
 public final class PostgresTestServer: @unchecked Sendable {
     // @unchecked: immutable after init apart from `databases`, guarded by `lock`.
     public let directory: String
-    public let user = "usher"
+    public let user = "postgres"
     private let bin: String
     private let runAs: String?
     private let lock = NSLock()

@@ -62,7 +62,16 @@ struct Arguments {
 /// A mistake in how a command was called: exit 64 with the command's usage.
 struct UsageError: Error {
     let message: String
+    /// Not a mistake in the command line but something that failed (a store that cannot be
+    /// opened): printed without the help, exit status 1.
+    var isFailure = false
     init(_ message: String) { self.message = message }
+
+    static func failure(_ message: String) -> UsageError {
+        var e = UsageError(message)
+        e.isFailure = true
+        return e
+    }
 }
 
 import UsherDiagnostics

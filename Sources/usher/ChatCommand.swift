@@ -21,7 +21,8 @@ enum ChatCommand: Command {
       /quit         leave (or Ctrl-D)
 
     Options:
-      --store URL          sqlite:PATH (default sqlite:usher.db)
+      --store URL          sqlite:PATH (default sqlite:usher.db) or postgres://USER@HOST/DB
+      --mapping FILE       with postgres: the mapping file of a helpdesk's own tables
       --conversation ID    the conversation to use (default: a new one)
       --name NAME          your name as the customer (default: Customer)
       --channel NAME       the conversation's channel
@@ -34,14 +35,14 @@ enum ChatCommand: Command {
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: ["--store", "--conversation", "--name", "--channel", "--locale"], flags: ["--no-worker"])
+        let a = try Arguments(args, options: ["--store", "--mapping", "--conversation", "--name", "--channel", "--locale"], flags: ["--no-worker"])
         guard a.positionals.count == 1 else { throw UsageError("needs exactly one BOT, like bots/support") }
         let bot: BotRuntime
         do { bot = try BotRuntime(path: a.positionals[0]) } catch {
             Terminal.err("usher chat: \(error.message)")
             return .failure
         }
-        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default)
+        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"))
         let conversation = a.value("--conversation") ?? "chat-" + UUID().uuidString.prefix(8).lowercased()
         let name = a.value("--name") ?? "Customer"
         let channel = a.value("--channel"), locale = a.value("--locale")

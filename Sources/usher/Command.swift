@@ -63,6 +63,9 @@ enum CLI {
         }
         do {
             return try command.run(rest)
+        } catch where error.isFailure {
+            Terminal.err("usher \(command.name): \(error.message)\n")
+            return .failure
         } catch {
             Terminal.err("usher \(command.name): \(error.message)\n\n\(command.help)")
             return .usage

@@ -13,7 +13,8 @@ enum InboxCommand: Command {
     with its queue, the reason of the handoff, the customer and their last message.
 
     Options:
-      --store URL       sqlite:PATH (default sqlite:usher.db)
+      --store URL       sqlite:PATH (default sqlite:usher.db) or postgres://USER@HOST/DB
+      --mapping FILE    with postgres: the mapping file of a helpdesk's own tables
       --bot ID          the bot whose handoffs to list (default support)
       --format FORMAT   text (default) or json
       -h, --help        show this help
@@ -23,10 +24,10 @@ enum InboxCommand: Command {
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: ["--store", "--bot", "--format"], flags: [])
+        let a = try Arguments(args, options: ["--store", "--mapping", "--bot", "--format"], flags: [])
         guard a.positionals.isEmpty else { throw UsageError("takes no arguments") }
         let format = try a.choice("--format", ["text", "json"], default: "text")
-        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default)
+        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"))
         let bot = a.value("--bot") ?? "support"
         return blocking {
             let entries = try await store.inbox(bot: bot)

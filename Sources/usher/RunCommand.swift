@@ -31,9 +31,14 @@ enum RunCommand: Command {
     reads 0).
 
     Options:
-      --store URL            sqlite:PATH (default sqlite:usher.db), or stdio[:STATE.db]: JSON lines
-                             in on stdin (DESIGN.md §5 events), actions out on stdout, state in
-                             the SQLite file; the worker stops when stdin ends
+      --store URL            sqlite:PATH (default sqlite:usher.db); postgres://USER@HOST/DB (a
+                             libpq URL: sslmode=…, host=/socket/dir; the password from
+                             PGPASSWORD or ~/.pgpass rather than the URL) — any number of
+                             workers may share one database; or stdio[:STATE.db]: JSON lines in
+                             on stdin (DESIGN.md §5 events), actions out on stdout, state in the
+                             SQLite file; the worker stops when stdin ends
+      --mapping FILE         with postgres: a mapping file naming a helpdesk's own tables,
+                             columns and values (docs/mapping.md); default: the native schema
       --metrics ADDR         serve /metrics, /healthz and /readyz on ADDR (127.0.0.1:9464)
       --log-format FORMAT    logfmt (default) or json; one line per event, on stderr
       --log-level LEVEL      debug, info (default), warning or error
@@ -51,7 +56,7 @@ enum RunCommand: Command {
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: ["--store", "--metrics", "--log-format", "--log-level", "--lanes",
+        let a = try Arguments(args, options: ["--store", "--mapping", "--metrics", "--log-format", "--log-level", "--lanes",
                                               "--worker-id", "--shutdown-timeout", "--notify-window", "--mute-queue"], flags: ["--log-text"])
         guard !a.positionals.isEmpty else { throw UsageError("name at least one BOT (a folder with bot.yaml), like bots/support") }
         let format = try Logger.Format(rawValue: a.choice("--log-format", Logger.Format.allCases.map(\.rawValue), default: "logfmt"))!
@@ -85,7 +90,7 @@ enum RunCommand: Command {
         let ids = bots.map(\.id)
         if Set(ids).count != ids.count { throw UsageError("the same bot is named twice: \(ids.joined(separator: ", "))") }
         let url = a.value("--store") ?? StoreURL.default
-        let store = try StoreURL.open(url)
+        let store = try StoreURL.open(url, mapping: a.value("--mapping"))
         let worker = Worker(store: store, bots: bots, workerID: a.value("--worker-id") ?? "worker-\(getpid())",
                             options: options, log: log)
         var server: HTTPServer?

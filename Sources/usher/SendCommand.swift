@@ -14,7 +14,8 @@ enum SendCommand: Command {
     it up; with --wait, this command waits for the bot's answer and prints it.
 
     Options:
-      --store URL          sqlite:PATH (default sqlite:usher.db)
+      --store URL          sqlite:PATH (default sqlite:usher.db) or postgres://USER@HOST/DB
+      --mapping FILE       with postgres: the mapping file of a helpdesk's own tables
       --conversation ID    the conversation (created on its first message)
       --from ROLE          customer (default) or agent
       --name NAME          the sender's name
@@ -32,7 +33,7 @@ enum SendCommand: Command {
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: ["--store", "--conversation", "--from", "--name", "--sender-id", "--channel", "--locale", "--bot"],
+        let a = try Arguments(args, options: ["--store", "--mapping", "--conversation", "--from", "--name", "--sender-id", "--channel", "--locale", "--bot"],
                               flags: ["--close", "--wait"])
         guard let conversation = a.value("--conversation"), !conversation.isEmpty else { throw UsageError("--conversation is required") }
         let close = a.flag("--close")
@@ -40,7 +41,7 @@ enum SendCommand: Command {
             throw UsageError(close ? "--close takes no TEXT" : a.positionals.isEmpty ? "needs the message TEXT" : "too many arguments; quote the TEXT")
         }
         let from = try SenderRole(rawValue: a.choice("--from", ["customer", "agent"], default: "customer"))!
-        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default)
+        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"))
         let message = NewMessage(conversationID: conversation, kind: close ? .close : .message, from: close ? .system : from,
                                  senderID: a.value("--sender-id") ?? (from == .agent ? "agent" : "customer-\(conversation)"),
                                  senderName: a.value("--name"), text: a.positionals.first ?? "",
