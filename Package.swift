@@ -47,6 +47,10 @@ let package = Package(
         // A throwaway PostgreSQL server (initdb in a temporary directory, a Unix socket) for
         // tests and benchmarks: no system service is touched.
         .target(name: "UsherPostgresTestServer", swiftSettings: strict),
+        .executableTarget(name: "usher-pg-bench",
+                          dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherRuntime", "UsherRules",
+                                         "UsherStore", "UsherEngine"],
+                          swiftSettings: strict),
         .target(name: "UsherStdio", dependencies: ["UsherStore", "UsherSQLite", "UsherEngine"], swiftSettings: strict),
         .executableTarget(name: "usher-store-bench", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine", "CSQLite"],
                           swiftSettings: strict),
@@ -84,7 +88,8 @@ let package = Package(
         .testTarget(name: "UsherStdioTests", dependencies: ["UsherStdio", "UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
-        .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine"]),
+        .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
+                                                     "UsherPostgresTestServer"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
     ]
 )

@@ -168,8 +168,10 @@ final class PGResult {
 enum PGError {
     static func storeError(sqlState: String, message: String, connectionOK: Bool) -> StoreError {
         let transientClasses: Set<Substring> = ["08", "40", "53", "57", "58"]
-        let transient = !connectionOK || transientClasses.contains(sqlState.prefix(2))
-        let code = connectionOK ? "pg-\(sqlState.isEmpty ? "error" : sqlState)" : "pg-connection"
+        // No SQLSTATE: libpq's own error (the server went away mid-call), not the server's.
+        let lost = !connectionOK || sqlState.isEmpty
+        let transient = lost || transientClasses.contains(sqlState.prefix(2))
+        let code = lost ? "pg-connection" : "pg-\(sqlState)"
         return StoreError(code, message, transient: transient)
     }
 

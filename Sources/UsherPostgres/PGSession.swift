@@ -43,7 +43,7 @@ final class PGSession: @unchecked Sendable {
         do {
             return try body(db)
         } catch {
-            if !db.isOK { connection = nil }
+            if !db.isOK || (error as? StoreError)?.code == "pg-connection" { connection = nil }
             throw error
         }
     }

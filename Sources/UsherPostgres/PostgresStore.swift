@@ -105,6 +105,10 @@ public final class PostgresStore: ChatStore {
     public func advanceCursor(bot: String) async throws {
         let sql = sql
         let (current, candidate, holes) = try await session.run { db -> (Int64, Int64, [Int64]) in
+            // One snapshot for all three reads: a message committed between them must show
+            // as a hole, not as done.
+            try db.script("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { if db.isOK { try? db.script("COMMIT") } }
             let c = try db.execute(sql.cursor, [bot], prepare: true)
             let current = c.rows > 0 ? c.int64(0, 0) : 0
             let oldest = try db.execute(sql.oldestUndone, [bot, String(current)], prepare: true)

@@ -46,9 +46,13 @@ final class WorkerProcess: @unchecked Sendable {
     let process = Process()
     let stderr = Pipe()
 
-    init(_ scratch: Scratch, extra: [String] = []) throws {
+    convenience init(_ scratch: Scratch, extra: [String] = []) throws {
+        try self.init(bot: scratch.bot, store: "sqlite:\(scratch.db)", extra: extra)
+    }
+
+    init(bot: String, store: String, extra: [String] = []) throws {
         process.executableURL = try usherBinary()
-        process.arguments = ["run", scratch.bot, "--store", "sqlite:\(scratch.db)", "--log-level", "warning"] + extra
+        process.arguments = ["run", bot, "--store", store, "--log-level", "warning"] + extra
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -72,7 +76,7 @@ final class WorkerProcess: @unchecked Sendable {
 }
 
 /// Waits until every inbound message is done for `bot`.
-func drain(_ store: SQLiteStore, bot: String, timeout: Duration = .seconds(120)) async throws {
+func drain(_ store: any ChatStore, bot: String, timeout: Duration = .seconds(120)) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await store.pending(bot: bot, after: 0, limit: 1).isEmpty { return }

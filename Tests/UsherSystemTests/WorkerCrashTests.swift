@@ -17,21 +17,10 @@ struct WorkerCrashTests {
         let conversations = 500, perConversation = 20
         var rng = SystemRandomNumberGenerator()
 
-        // The feeder writes in rounds: message k of every conversation, shuffled, then k+1.
         let fed = Flag()
         let feeder = Task {
             defer { fed.set() }
-            for k in 0..<perConversation {
-                for c in (0..<conversations).shuffled() {
-                    try await store.append(NewMessage(id: "c\(c)-m\(k)", conversationID: "c\(c)", from: .customer,
-                                                      senderID: "u\(c)", text: "message \(k)"))
-                    if k == 1 && c % 5 == 0 {
-                        try await store.append(NewMessage(id: "c\(c)-agent", conversationID: "c\(c)", from: .agent,
-                                                          senderID: "agent:li", text: "Li here, I'll take it from here"))
-                    }
-                }
-                try await Task.sleep(for: .milliseconds(40))
-            }
+            try await Feed.customers(store, conversations: conversations, perConversation: perConversation)
         }
 
         var kills = 0
@@ -50,6 +39,44 @@ struct WorkerCrashTests {
         #expect(seconds < 10)
         #expect(kills >= 50)
 
+        try await Feed.verify(store, conversations: conversations, perConversation: perConversation)
+        try await store.close()
+    }
+}
+
+/// The crash tests' traffic and what must hold afterwards, for every store.
+enum Feed {
+    /// Writes in rounds: message k of every conversation, shuffled, then k+1; every 5th
+    /// conversation also gets an agent message after its second customer message. Transient
+    /// store errors (a database restarting) are retried, as a backend would.
+    static func customers(_ store: any ChatStore, conversations: Int, perConversation: Int, pause: Duration = .milliseconds(40)) async throws {
+        for k in 0..<perConversation {
+            for c in (0..<conversations).shuffled() {
+                try await appendRetrying(store, NewMessage(id: "c\(c)-m\(k)", conversationID: "c\(c)", from: .customer,
+                                                           senderID: "u\(c)", text: "message \(k)"))
+                if k == 1 && c % 5 == 0 {
+                    try await appendRetrying(store, NewMessage(id: "c\(c)-agent", conversationID: "c\(c)", from: .agent,
+                                                               senderID: "agent:li", text: "Li here, I'll take it from here"))
+                }
+            }
+            try await Task.sleep(for: pause)
+        }
+    }
+
+    static func appendRetrying(_ store: any ChatStore, _ m: NewMessage) async throws {
+        for attempt in 1... {
+            do {
+                try await store.append(m)
+                return
+            } catch let e as StoreError where e.isTransient && attempt < 600 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Counts rows: no customer message lost or reordered, the replies exactly once and in
+    /// order, none after the agent, one handoff notice and one notification per crossing.
+    static func verify(_ store: any ChatStore, conversations: Int, perConversation: Int) async throws {
         var problems: [String] = []
         var handoffs = 0
         for c in 0..<conversations {
@@ -72,9 +99,8 @@ struct WorkerCrashTests {
         }
         #expect(problems.isEmpty, "\(problems.prefix(10))")
         #expect(handoffs == conversations * 4 / 5)
-        let notifications = try await store.notifications(after: 0, limit: 10_000)
+        let notifications = try await store.notifications(after: 0, limit: 100_000)
         #expect(notifications.count == conversations * 4 / 5, "one notification per handoff")
-        try await store.close()
     }
 }
 

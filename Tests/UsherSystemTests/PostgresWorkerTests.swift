@@ -1,0 +1,176 @@
+import Foundation
+import Testing
+import UsherEngine
+import UsherPostgres
+import UsherPostgresTestServer
+import UsherStore
+
+/// Worker processes on a real PostgreSQL server of the test run's own (initdb in a temporary
+/// directory, a Unix socket): many workers, kill -9, a database restart, bursts at the
+/// threshold, and a helpdesk's own schema through a mapping file. Asserted by counting rows.
+@Suite("Workers on PostgreSQL", .serialized)
+struct PostgresWorkerTests {
+    static var server: PostgresTestServer { get throws { try PostgresTestServer.shared.get() } }
+
+    /// Four workers share 10,000 customer messages in 500 conversations; one of them, chosen at
+    /// random, is killed with SIGKILL at ≥ 50 random moments and started again under the same
+    /// worker id (so it takes its own leases back at once).
+    @Test func fourWorkersKilledAtRandom() async throws {
+        let url = try Self.server.createDatabase()
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let store = try await PostgresStore(url: url)
+        let conversations = 500, perConversation = 20
+        let fed = Flag()
+        let feeder = Task {
+            defer { fed.set() }
+            try await Feed.customers(store, conversations: conversations, perConversation: perConversation)
+        }
+        func start(_ i: Int) throws -> WorkerProcess {
+            try WorkerProcess(bot: scratch.bot, store: url, extra: ["--worker-id", "w\(i)"])
+        }
+        var workers = try (0..<4).map(start)
+        var kills = 0
+        while kills < 50 || !fed.isSet {
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...150)))
+            let i = Int.random(in: 0..<4)
+            workers[i].kill9()
+            kills += 1
+            workers[i] = try start(i)
+            if kills > 400 { break }
+        }
+        try await feeder.value
+        try await drain(store, bot: "crash")
+        for w in workers {
+            let (status, seconds) = w.terminate()
+            #expect(status == 0 && seconds < 10, "SIGTERM: clean exit within the deadline (\(status), \(seconds) s)")
+        }
+        #expect(kills >= 50)
+        try await Feed.verify(store, conversations: conversations, perConversation: perConversation)
+        try await store.close()
+    }
+
+    /// The database goes down (an immediate shutdown, as a crash) for a second while two
+    /// workers run and messages keep coming: nothing is lost or doubled, and the workers carry on.
+    @Test func databaseRestartMidRun() async throws {
+        let server = try PostgresTestServer()
+        defer { try? server.stop(mode: "immediate") }
+        let url = try server.createDatabase()
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let store = try await PostgresStore(url: url)
+        let conversations = 200, perConversation = 20
+        let feeder = Task {
+            try await Feed.customers(store, conversations: conversations, perConversation: perConversation, pause: .milliseconds(150))
+        }
+        let workers = try (0..<2).map { try WorkerProcess(bot: scratch.bot, store: url, extra: ["--worker-id", "w\($0)"]) }
+        try await Task.sleep(for: .seconds(1))
+        try server.restart(downFor: 1)
+        try await Task.sleep(for: .seconds(1))
+        try server.restart(downFor: 0.5)
+        try await feeder.value
+        try await drain(store, bot: "crash")
+        for w in workers {
+            let (status, _) = w.terminate()
+            #expect(status == 0, "the worker survived the restarts and exits cleanly: \(w.log.suffix(2000))")
+        }
+        try await Feed.verify(store, conversations: conversations, perConversation: perConversation)
+        try await store.close()
+    }
+
+    /// The seed's race at scale: after three messages each, 200 conversations get their 4th
+    /// and 5th customer message at the same moment from two connections while four workers
+    /// run: exactly one handoff (one notice, one notification) per conversation.
+    @Test func burstsAtTheThresholdAcrossWorkers() async throws {
+        let url = try Self.server.createDatabase()
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let a = try await PostgresStore(url: url)
+        let b = try await PostgresStore(url: url)
+        let workers = try (0..<4).map { try WorkerProcess(bot: scratch.bot, store: url, extra: ["--worker-id", "w\($0)"]) }
+        let conversations = 200
+        for k in 0..<3 {
+            for c in 0..<conversations {
+                try await a.append(NewMessage(id: "c\(c)-m\(k)", conversationID: "c\(c)", from: .customer, senderID: "u\(c)", text: "hi"))
+            }
+        }
+        try await drain(a, bot: "crash")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (store, k) in [(a, 3), (b, 4)] {
+                group.addTask {
+                    for c in 0..<conversations {
+                        try await store.append(NewMessage(id: "c\(c)-m\(k)", conversationID: "c\(c)", from: .customer,
+                                                          senderID: "u\(c)", text: "still there?"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await drain(a, bot: "crash")
+        for w in workers { _ = w.terminate() }
+        var problems: [String] = []
+        for c in 0..<conversations {
+            let t = try await a.transcript(conversation: "c\(c)")
+            let notices = t.filter { $0.from == .system }.count
+            let replies = t.filter { $0.from == .bot }.map(\.text)
+            if notices != 1 || replies != ["one", "two", "three"] { problems.append("c\(c): \(notices) notices, replies \(replies)") }
+        }
+        #expect(problems.isEmpty, "\(problems.prefix(10))")
+        #expect(try await a.notifications(after: 0, limit: 10_000).count == conversations)
+        #expect(try await a.inbox(bot: "crash").count == conversations)
+        try await a.close()
+        try await b.close()
+    }
+
+    /// A helpdesk's own tables (examples/mapping): the worker runs as the least-privileged
+    /// role of the example, reads the helpdesk's events, writes its replies and notes into them
+    /// and sets who handles the ticket; an agent's event silences it; "resolved" hands back.
+    @Test func helpdeskSchemaThroughAMapping() async throws {
+        let server = try Self.server
+        let url = try server.createDatabase(prefix: "helpdesk")
+        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        try server.psql(try String(contentsOf: repoRoot.appendingPathComponent("examples/mapping/helpdesk-schema.sql"), encoding: .utf8),
+                        database: database)
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let mapping = repoRoot.appendingPathComponent("examples/mapping/helpdesk.yaml").path
+        let asUsher = url.replacingOccurrences(of: "user=\(server.user)", with: "user=usher")
+        let worker = try WorkerProcess(bot: scratch.bot, store: asUsher, extra: ["--mapping", mapping])
+        func sql(_ q: String) throws -> String { try server.psql(q, database: database).trimmingCharacters(in: .whitespacesAndNewlines) }
+        func event(_ role: String, _ body: String, type: String = "comment") throws {
+            try sql("INSERT INTO helpdesk.ticket_events (ticket_id, event_type, author_role, author_id, body) "
+                    + "VALUES ('T-9', '\(type)', '\(role)', '1', '\(body)')")
+        }
+        func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                if try condition() { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            Issue.record("timed out waiting for: \(what)\n\(worker.log)")
+        }
+        let bodies = "SELECT string_agg(author_role || ':' || body, ' | ' ORDER BY event_no) FROM helpdesk.ticket_events WHERE ticket_id = 'T-9'"
+
+        try sql("INSERT INTO helpdesk.tickets (ticket_id, requester_id, source) VALUES ('T-9', 1, 'web')")
+        for i in 1...4 { try event("end_user", "question \(i)") }
+        try await eventually("three replies and a note") { try sql(bodies).contains("note:") }
+        #expect(try sql(bodies).hasPrefix("end_user:question 1 | automation:one | end_user:question 2 | automation:two"))
+        #expect(try sql("SELECT handled_by FROM helpdesk.tickets WHERE ticket_id = 'T-9'") == "queue")
+        #expect(try sql("SELECT automation_rule FROM helpdesk.ticket_events WHERE author_role = 'note' AND ticket_id = 'T-9'") == "threshold")
+
+        try event("agent", "Ana here")
+        try await eventually("the ticket is the agent's") { try sql("SELECT handled_by FROM helpdesk.tickets WHERE ticket_id = 'T-9'") == "human" }
+        try event("end_user", "thanks Ana")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try sql("SELECT count(*) FROM helpdesk.ticket_events WHERE ticket_id = 'T-9' AND event_no > "
+                        + "(SELECT max(event_no) FROM helpdesk.ticket_events WHERE author_role = 'agent')"
+                        + " AND author_role IN ('automation', 'note')") == "0", "silent once a human owns it")
+
+        try event("agent", "", type: "resolved")
+        try await eventually("resolved hands the ticket back") { try sql("SELECT handled_by FROM helpdesk.tickets WHERE ticket_id = 'T-9'") == "bot" }
+        try event("end_user", "one more thing")
+        try await eventually("a new session starts with the opening") { try sql(bodies).hasSuffix("end_user:one more thing | automation:one") }
+        let (status, _) = worker.terminate()
+        #expect(status == 0)
+    }
+}
