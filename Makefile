@@ -13,8 +13,11 @@ SHELL := /bin/bash
 SWIFT ?= swift
 
 # System libraries, as pkg-config names them, and the Debian packages that provide them.
-PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib sqlite3 libmicrohttpd
-APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev sqlite3 python3 pkg-config
+# PostgreSQL: libpq to build; the server binaries (initdb, pg_ctl, postgres) only for the tests,
+# which start a throwaway server of their own (no system service is used).
+PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib sqlite3 libmicrohttpd libpq
+APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libpq-dev sqlite3 python3 pkg-config
+TEST_APT_PACKAGES := postgresql postgresql-client
 
 # Fuzzing: seconds per harness, seed inputs (checked in) and where new inputs and
 # crashes go (not checked in, see .gitignore).
@@ -23,7 +26,7 @@ FUZZ_SCRATCH := .build/fuzz
 FUZZ_OUT := fuzz-corpus
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build run test bench fuzz
+.PHONY: help deps test-deps build run test bench fuzz
 
 help:
 	@sed -n '3,9s/^# \{0,1\}//p' Makefile
@@ -52,6 +55,20 @@ deps:
 	  exit 1; \
 	fi
 
+# What the tests need besides the build: PostgreSQL's server binaries (the tests run initdb
+# into a temporary directory and start a server on a Unix socket there).
+test-deps:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1; then \
+	  echo "    ok: PostgreSQL server binaries ($$(ls -d /usr/lib/postgresql/*/bin | tail -1))"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "    missing: PostgreSQL server binaries — installing $(TEST_APT_PACKAGES)"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(TEST_APT_PACKAGES); \
+	else \
+	  echo "error: the tests need PostgreSQL's server binaries. Install them with:" >&2; \
+	  echo "    sudo apt-get install -y $(TEST_APT_PACKAGES)" >&2; \
+	  exit 1; \
+	fi
+
 build: deps
 	$(SWIFT) build -c release --product usher
 
@@ -63,8 +80,8 @@ run: deps build
 	.build/release/usher run bots/support --store $(STORE) --metrics 127.0.0.1:9464
 
 test:
-	@echo "==> 1/3 checking swift and the system libraries (make deps)"
-	@$(MAKE) --no-print-directory deps
+	@echo "==> 1/3 checking swift, the system libraries and PostgreSQL (make deps test-deps)"
+	@$(MAKE) --no-print-directory deps test-deps
 	@echo "==> 2/3 building every target, debug: swift build"
 	$(SWIFT) build
 	@echo "==> 3/3 running every test, one at a time: swift test --no-parallel"
@@ -72,8 +89,10 @@ test:
 	@# other tests running beside them on a 2-core machine would skew.
 	$(SWIFT) test --no-parallel
 
-bench: deps
+bench: deps test-deps
 	$(SWIFT) run -c release usher-bench
+	$(SWIFT) run -c release usher-store-bench
+	$(SWIFT) run -c release usher-pg-bench
 
 # Each harness runs FUZZ_SECONDS (default 60). New interesting inputs are written to
 # $(FUZZ_OUT)/yaml and $(FUZZ_OUT)/text, crashes to $(FUZZ_OUT)/crash-*; the seeds in

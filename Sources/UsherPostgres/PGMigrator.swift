@@ -30,6 +30,9 @@ enum PGMigrator {
         }
         for (i, m) in migrations.enumerated() where i + 1 > current {
             try PGSession.transaction(db) {
+                if i == 0, layout.isNative, try db.execute("SELECT to_regclass('messages') IS NULL").bool(0, 0) {
+                    try db.script(PGSchema.native)
+                }
                 try db.script(m.sql)
                 try db.execute("INSERT INTO \(u).schema_version (version, description) VALUES ($1::int4, $2)",
                                [String(i + 1), m.description])

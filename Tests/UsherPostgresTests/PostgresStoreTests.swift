@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+import UsherDiagnostics
+import UsherEngine
+import UsherPostgresTestServer
+import UsherSQLMapping
+import UsherStore
+@testable import UsherPostgres
+
+/// What the PostgreSQL adapter does beyond the conformance suite: text PostgreSQL refuses,
+/// transactions that commit out of sequence order, values a helpdesk's column cannot hold,
+/// mapping files that do not match the database, connection loss, a least-privileged role.
+@Suite("PostgreSQL store", .serialized)
+struct PostgresStoreTests {
+    static let bot = ConformanceSuite.bot
+
+    func customer(_ store: PostgresStore, _ conversation: String, _ text: String, id: String = UUID().uuidString) async throws -> StoredMessage {
+        try await store.append(NewMessage(id: id, conversationID: conversation, from: .customer, senderID: "u1", senderName: "Mei", text: text))
+    }
+
+    func reply(_ store: PostgresStore, _ m: StoredMessage, _ text: String) async throws -> CommitResult {
+        let old = try await store.state(bot: Self.bot.id, conversation: m.conversationID)
+        return try await store.commit(ConformanceSuite.sampleCommit(m, after: old, reply: text))
+    }
+
+    /// PostgreSQL's text cannot hold U+0000: the message is stored with U+FFFD instead, decided,
+    /// and a reply quoting it is written the same way.
+    @Test func nulBytesAreStoredAndDecided() async throws {
+        let store = try await TestDB.store()
+        let m = try await customer(store, "nul", "order\u{0}42")
+        #expect(m.text == "order\u{FFFD}42")
+        let pending = try await store.pending(bot: Self.bot.id, after: 0, limit: 10)
+        #expect(pending.map(\.id) == [m.id])
+        #expect(try await reply(store, m, "about order\u{0}42") == .committed)
+        let t = try await store.transcript(conversation: "nul")
+        #expect(t.map(\.text) == ["order\u{FFFD}42", "about order\u{FFFD}42"])
+        try await store.close()
+    }
+
+    /// A SQL_ASCII database stores any bytes: invalid UTF-8 written by a backend is read with
+    /// U+FFFD in place of the bad bytes, decided, and does not hold back the next conversation.
+    @Test func invalidUTF8IsDecided() async throws {
+        let server = try TestDB.server
+        let url = try server.createDatabase(encoding: "SQL_ASCII")
+        let store = try await PostgresStore(url: url)
+        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        try server.psql("""
+            INSERT INTO conversations (id) VALUES ('bad');
+            INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('m-bad', 'bad', 'customer', E'caf\\\\xe9 \\\\xff!');
+            """.replacingOccurrences(of: "\\\\", with: "\\"), database: database)
+        let next = try await customer(store, "good", "hello")
+        let pending = try await store.pending(bot: Self.bot.id, after: 0, limit: 10)
+        #expect(pending.map(\.id) == ["m-bad", next.id])
+        #expect(pending.first?.text == "caf\u{FFFD} \u{FFFD}!")
+        for m in pending { #expect(try await reply(store, m, "ok") == .committed) }
+        #expect(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).isEmpty)
+        try await store.close()
+    }
+
+    /// A transaction that took a sequence number and has not committed yet: the cursor stays
+    /// below it, and the message is found once it commits — not skipped for good.
+    @Test func theCursorWaitsForATransactionInFlight() async throws {
+        let url = try TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        _ = try await customer(store, "a", "first")
+        let slow = try PGConnection(url)
+        try slow.script("BEGIN")
+        try slow.execute("INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('late', 'a', 'customer', 'late')")
+        let later = try await customer(store, "b", "after the slow one")
+        for m in try await store.pending(bot: Self.bot.id, after: 0, limit: 10) {
+            #expect(try await reply(store, m, "ok") == .committed)
+        }
+        try await store.advanceCursor(bot: Self.bot.id)
+        let cursor = try await store.cursor(bot: Self.bot.id)
+        #expect(cursor < later.seq - 1, "the cursor stops before the number the open transaction holds (cursor \(cursor))")
+        try slow.script("COMMIT")
+        let pending = try await store.pending(bot: Self.bot.id, after: cursor, limit: 10)
+        #expect(pending.map(\.id) == ["late"])
+        // A hole that never fills (a rolled-back insert) stops holding the cursor after the timeout.
+        var options = PostgresStore.Options()
+        options.gapTimeout = .zero
+        let quick = try await PostgresStore(url: url, options: options)
+        try slow.script("BEGIN; INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('gone', 'a', 'customer', 'x'); ROLLBACK")
+        _ = try await quick.commit(ConformanceSuite.sampleCommit(pending[0], after: try await quick.state(bot: Self.bot.id, conversation: "a"), reply: "ok"))
+        _ = try await customer(quick, "c", "last")
+        for m in try await quick.pending(bot: Self.bot.id, after: 0, limit: 10) { _ = try await reply(quick, m, "ok") }
+        try await quick.advanceCursor(bot: Self.bot.id)
+        #expect(try await quick.cursor(bot: Self.bot.id) == (try await quick.latestSeq()))
+        try await store.close()
+        try await quick.close()
+    }
+
+    /// A reply the database refuses (too long for the helpdesk's column): that message is marked
+    /// done with the reason — not retried forever — and the conversations behind it go on.
+    @Test func aMessageTheDatabaseRefusesIsQuarantined() async throws {
+        let url = try TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        try TestDB.server.psql("ALTER TABLE messages ALTER COLUMN content TYPE varchar(40)", database: database)
+        let a = try await customer(store, "a", "hi")
+        let b = try await customer(store, "b", "hi")
+        let commits = [
+            ConformanceSuite.sampleCommit(a, after: nil, reply: String(repeating: "long ", count: 20)),
+            ConformanceSuite.sampleCommit(b, after: nil, reply: "short"),
+        ]
+        let results = try await store.commit(batch: commits)
+        #expect(results == [.duplicate, .committed])
+        #expect(store.quarantinedCount == 1)
+        #expect(try TestDB.server.psql("SELECT quarantined FROM usher.processed WHERE message_id = '\(a.id)'", database: database)
+                    .contains("22001"))
+        #expect(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).isEmpty)
+        #expect(try await store.transcript(conversation: "b").map(\.text) == ["hi", "short"])
+        try await store.close()
+    }
+
+    /// A mapping naming a column the table does not have: the store refuses to start and says
+    /// where in the mapping file, with the columns the table has.
+    @Test func aMappingThatDoesNotMatchTheDatabase() async throws {
+        let url = try TestDB.server.createDatabase()
+        _ = try await PostgresStore(url: url)   // the native tables
+        let text = """
+        mapping: 1
+        conversations:
+          table: conversations
+          columns:
+            id: id
+            channel: chanel
+        messages:
+          table: messages
+          columns:
+            seq: seq
+            conversation_id: conversation_id
+            sender_type: sender_type
+            content: body
+            created_at: created_at
+        """
+        let (mapping, diagnostics) = SQLMapping.parse(path: "helpdesk.yaml", text: text)
+        #expect(diagnostics.isEmpty)
+        do {
+            _ = try await PostgresStore(url: url, mapping: try #require(mapping))
+            Issue.record("a mismatching mapping was accepted")
+        } catch let e as PostgresStore.MappingMismatch {
+            #expect(e.diagnostics.map(\.headline) == [
+                "helpdesk.yaml:6:14: error: [missing-column] table 'conversations' has no column 'chanel'; did you mean 'channel'?",
+                "helpdesk.yaml:13:14: error: [missing-column] table 'messages' has no column 'body'; it has: content, "
+                    + "conversation_id, created_at, id, idempotency_key, kind, rule_id, sender_id, sender_name, sender_type, seq",
+            ])
+        }
+    }
+
+    /// The server goes away and comes back: calls fail with a transient error while it is down
+    /// (the worker retries them with backoff), then work again on a new connection.
+    @Test func reconnectsAfterARestart() async throws {
+        let server = try PostgresTestServer()
+        defer { try? server.stop(mode: "immediate") }
+        let store = try await PostgresStore(url: try server.createDatabase())
+        let m = try await customer(store, "r", "before")
+        try server.stop(mode: "immediate")
+        do {
+            _ = try await store.latestSeq()
+            Issue.record("a call succeeded with the server down")
+        } catch let e as StoreError {
+            #expect(e.isTransient, "\(e)")
+        }
+        try server.start()
+        #expect(try await store.latestSeq() == m.seq)
+        #expect(try await reply(store, m, "after") == .committed)
+        try await store.close()
+    }
+
+    /// The least-privileged role of docs/store-postgres.md: its own schema, CREATE on public only
+    /// for the native tables on the first start, nothing else.
+    @Test func runsAsALeastPrivilegedRole() async throws {
+        let server = try TestDB.server
+        let url = try server.createDatabase()
+        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        try server.psql("""
+            DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'usher_worker') THEN CREATE ROLE usher_worker LOGIN; END IF; END $$;
+            CREATE SCHEMA usher AUTHORIZATION usher_worker;
+            GRANT CREATE ON SCHEMA public TO usher_worker;
+            """, database: database)
+        let asWorker = url.replacingOccurrences(of: "user=\(server.user)", with: "user=usher_worker")
+        let store = try await PostgresStore(url: asWorker)
+        let m = try await customer(store, "p", "hello")
+        #expect(try await reply(store, m, "hi") == .committed)
+        try await store.close()
+        try server.psql("REVOKE CREATE ON SCHEMA public FROM usher_worker", database: database)
+        let again = try await PostgresStore(url: asWorker)
+        #expect(try await again.transcript(conversation: "p").count == 2)
+        try await again.close()
+    }
+}
