@@ -6,7 +6,7 @@ import UsherStore
 /// every NOTIFY. When the connection drops it reconnects with backoff and, once back, wakes the
 /// waiters anyway: the worker then reads from its cursor, so what was written meanwhile is found.
 final class PGListener: Sendable {
-    let signal = PGSignal()
+    let signal = ChangeSignal()
     private let running = Atomic<Bool>(true)
     private let listening = Atomic<Bool>(false)
     private let session: PGSession

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import UsherStore
 
 /// The dedicated thread that owns one SQLite connection: every blocking SQLite call runs here,
 /// never on the cooperative thread pool.

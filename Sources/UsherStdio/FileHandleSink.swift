@@ -1,5 +1,6 @@
 public import Foundation
 import UsherSQLite
+import UsherStore
 
 /// Writes lines to a file handle (stdout, stderr, a file), one `write` call per batch.
 public final class FileHandleSink: LineSink {

@@ -1,4 +1,5 @@
 import UsherSQLite
+import UsherStore
 
 /// Keeps the lines in memory (tests, embedding).
 public final class MemorySink: LineSink {

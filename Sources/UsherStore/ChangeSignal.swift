@@ -1,30 +1,37 @@
 import Foundation
-import Synchronization
 
-/// Wakes `waitForChanges` callers when the listener hears a NOTIFY. No polling: the timeout is
-/// a Dispatch timer.
-final class PGSignal: Sendable {
+/// Wakes `waitForChanges` callers when a store learns that something was written: the SQLite
+/// store when a write of this process commits on the same file, the PostgreSQL store on every
+/// NOTIFY. `generation` lets a caller wait only if nothing happened since it last looked.
+package final class ChangeSignal: Sendable {
     private struct State {
-        var generation: UInt64 = 0
+        package var generation: UInt64 = 0
         var nextID: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
-    var generation: UInt64 { state.withLock { $0.generation } }
+    package init() {}
 
-    func notify() {
+    /// Bumped by every `notify()`.
+    package var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Something was written: wake every waiter.
+    package func notify() {
         let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.generation &+= 1
-            defer { s.waiters.removeAll(keepingCapacity: true) }
-            return Array(s.waiters.values)
+            if s.waiters.isEmpty { return [] }
+            let out = Array(s.waiters.values)
+            s.waiters.removeAll(keepingCapacity: true)
+            return out
         }
         for w in waiters { w.resume() }
     }
 
-    /// Returns when `generation` moves past `seen`, after `timeout`, or on cancellation.
-    func wait(since seen: UInt64, timeout: Duration) async {
+    /// Returns when `generation` moves past `seen`, after `timeout`, or on cancellation —
+    /// whichever comes first. No polling: the timeout is a Dispatch timer.
+    package func wait(since seen: UInt64, timeout: Duration) async {
         let id = state.withLock { s -> UInt64 in
             s.nextID &+= 1
             return s.nextID
@@ -36,7 +43,10 @@ final class PGSignal: Sendable {
                     s.waiters[id] = c
                     return false
                 }
-                if now { return c.resume() }
+                if now {
+                    c.resume()
+                    return
+                }
                 let nanos = max(0, timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
                 DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanos))) { [self] in
                     resume(id)
