@@ -107,25 +107,21 @@ enum RunCommand: Command {
 
         // Signals become events here, and only here.
         let signals = DispatchQueue(label: "usher.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: signals)
-            source.setEventHandler {
+        let deadline = shutdownTimeout
+        SignalThread.start { sig in
+            signals.async {
                 if sig == SIGHUP {
                     log.info("signal", ["signal": "HUP"])
                     worker.reload(force: true)
                 } else {
-                    log.info("signal", ["signal": sig == SIGTERM ? "TERM" : "INT", "deadline": "\(shutdownTimeout)s"])
+                    log.info("signal", ["signal": sig == SIGTERM ? "TERM" : "INT", "deadline": "\(deadline)s"])
                     worker.requestStop()
-                    signals.asyncAfter(deadline: .now() + shutdownTimeout) {
+                    signals.asyncAfter(deadline: .now() + deadline) {
                         log.warning("shutdown-deadline", ["note": "exiting with work in flight; it will be decided again"])
                         exit(0)
                     }
                 }
             }
-            source.resume()
-            sources.append(source)
         }
         let watcher = DispatchSource.makeTimerSource(queue: signals)
         watcher.schedule(deadline: .now() + 1, repeating: 1)
@@ -161,7 +157,6 @@ enum RunCommand: Command {
             log.error("worker-failed", ["error": failure])
             return .failure
         }
-        _ = sources
         return .ok
     }
 }
@@ -172,4 +167,36 @@ final class Outcome: @unchecked Sendable {
     // thread waits on, read after.
     private(set) var failure: String?
     func fail(_ s: String) { failure = s }
+}
+
+/// SIGTERM, SIGINT and SIGHUP for the worker: blocked in every thread from the start of the
+/// process (`block()`, called before any thread exists), then taken one by one with `sigwait`
+/// by a thread of their own — so a signal that arrives early waits instead of being lost.
+enum SignalThread {
+    static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+    private static func set() -> sigset_t {
+        var s = sigset_t()
+        sigemptyset(&s)
+        for sig in handled { sigaddset(&s, sig) }
+        return s
+    }
+
+    static func block() {
+        var s = set()
+        pthread_sigmask(SIG_BLOCK, &s, nil)
+    }
+
+    static func start(_ handle: @escaping @Sendable (Int32) -> Void) {
+        block()   // in case `block()` was not called at start (tests call `run` in-process)
+        let thread = Thread {
+            var s = set()
+            while true {
+                var sig: Int32 = 0
+                if sigwait(&s, &sig) == 0 { handle(sig) }
+            }
+        }
+        thread.name = "usher-signals"
+        thread.start()
+    }
 }
