@@ -8,7 +8,8 @@ extension PGLayout {
         func q(_ s: String) -> String { PGText.identifier(s) }
         func q(_ s: String?) -> String? { s.map(PGText.identifier) }
         let c = m.conversations, g = m.messages
-        let isNative = m == .native
+        // The native tables, whatever the intake or the schema of Usher's own tables.
+        let isNative = m.conversations == SQLMapping.native.conversations && m.messages == SQLMapping.native.messages
         self.init(
             conversations: q(c.table), cID: q(c.id), cCustomerID: q(c.customerID), cChannel: q(c.channel),
             cLocale: q(c.locale), cOwner: q(c.owner), cAssigned: q(c.assignedToAgent), cCount: q(c.customerMessageCount),

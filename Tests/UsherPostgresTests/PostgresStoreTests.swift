@@ -189,4 +189,27 @@ struct PostgresStoreTests {
         #expect(try await again.transcript(conversation: "p").count == 2)
         try await again.close()
     }
+
+    /// `intake: poll`: no trigger is installed, and a waiting worker still sees a new message
+    /// within the poll interval.
+    @Test func pollingIntake() async throws {
+        let url = try TestDB.server.createDatabase()
+        var mapping = SQLMapping.native
+        mapping.intake = .poll
+        mapping.pollInterval = .milliseconds(50)
+        let store = try await PostgresStore(url: url, mapping: mapping)
+        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        #expect(try TestDB.server.psql("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal", database: database)
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        let latest = try await store.latestSeq()
+        let writer = try await PostgresStore(url: url, mapping: mapping)
+        let started = ContinuousClock.now
+        async let waited: Void = store.waitForChanges(after: latest, timeout: .seconds(10))
+        try await Task.sleep(for: .milliseconds(100))
+        _ = try await customer(writer, "p", "hello")
+        try await waited
+        #expect(ContinuousClock.now - started < .seconds(2), "woken by polling, not by the timeout")
+        try await store.close()
+        try await writer.close()
+    }
 }

@@ -176,3 +176,23 @@ struct PostgresWorkerTests {
         #expect(status == 0)
     }
 }
+
+/// Passwords in a store URL never reach the output.
+@Suite("Store URL secrets")
+struct StoreURLSecretTests {
+    @Test func passwordsAreNotPrinted() throws {
+        let p = Process()
+        p.executableURL = try usherBinary()
+        p.arguments = ["run", repoRoot.appendingPathComponent("bots/support").path, "--store",
+                       "postgresql://usher:hunter2@/chat?host=/nonexistent-usher-socket&password=swordfish&connect_timeout=2"]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 1, "a store that cannot be opened: exit 1")
+        #expect(text.contains("cannot open postgresql://usher:***@/chat?host=/nonexistent-usher-socket&password=***"), "\(text)")
+        #expect(!text.contains("hunter2") && !text.contains("swordfish"), "\(text)")
+    }
+}
