@@ -10,23 +10,29 @@ package struct PGSQL: Sendable {
 
     // MARK: intake
 
-    /// $1 cursor, $2 bot, $3 limit.
-    var pending: String {
+    /// $1 cursor, $2 bot, $3 limit, $4 the worker this store claims for ('' before its first
+    /// claim): conversations another live worker holds are left out, so that workers sharing a
+    /// database read different conversations instead of all reading the oldest ones.
+    package var pending: String {
         """
         SELECT \(l.messageColumns)
         FROM \(l.messagesJoined)
         WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound)
           AND NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = $2 AND p.message_id = \(l.messageID))
+          AND ($4 = '' OR NOT EXISTS (
+                SELECT 1 FROM \(u).leases AS h
+                WHERE h.bot = $2 AND h.conversation_id = m.\(l.mConversation)::text AND h.worker <> $4
+                  AND h.until > clock_timestamp()))
         ORDER BY m.\(l.mSeq) LIMIT $3::int8
         """
     }
 
-    var latestSeq: String { "SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages)" }
+    package var latestSeq: String { "SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages)" }
 
-    var cursor: String { "SELECT seq FROM \(u).cursors WHERE bot = $1" }
+    package var cursor: String { "SELECT seq FROM \(u).cursors WHERE bot = $1" }
 
     /// $1 bot, $2 cursor: the oldest inbound message after the cursor not done yet.
-    var oldestUndone: String {
+    package var oldestUndone: String {
         """
         SELECT min(m.\(l.mSeq)) FROM \(l.messages) AS m
         WHERE m.\(l.mSeq) > $2::int8 AND \(l.inbound)
@@ -37,7 +43,7 @@ package struct PGSQL: Sendable {
     /// $1 after, $2 up to: where sequence numbers are missing in (after, up to] — a transaction
     /// that took a number and has not committed yet (or rolled back). Each row: the last number
     /// before a hole.
-    var gaps: String {
+    package var gaps: String {
         """
         SELECT prev FROM (
             SELECT \(l.mSeq) AS seq, lag(\(l.mSeq), 1, $1::int8) OVER (ORDER BY \(l.mSeq)) AS prev
@@ -47,7 +53,7 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 bot, $2 seq.
-    var setCursor: String {
+    package var setCursor: String {
         """
         INSERT INTO \(u).cursors (bot, seq) VALUES ($1, $2::int8)
         ON CONFLICT (bot) DO UPDATE SET seq = greatest(\(u).cursors.seq, excluded.seq)
@@ -60,14 +66,14 @@ package struct PGSQL: Sendable {
     var state: String { "SELECT state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = $2" }
 
     /// $1 bot, $2 conversations (text[]).
-    var states: String {
+    package var states: String {
         "SELECT conversation_id, state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = ANY($2::text[])"
     }
 
     // MARK: commit — checks
 
     /// $1 bots, $2 message ids.
-    var processed: String {
+    package var processed: String {
         """
         SELECT p.bot, p.message_id FROM unnest($1::text[], $2::text[]) AS w(b, id)
         JOIN \(u).processed AS p ON p.bot = w.b AND p.message_id = w.id
@@ -76,7 +82,7 @@ package struct PGSQL: Sendable {
 
     /// $1 bots, $2 conversations: the existing states, locked in a fixed order (no deadlocks
     /// between workers committing overlapping batches).
-    var lockStates: String {
+    package var lockStates: String {
         """
         SELECT s.bot, s.conversation_id, s.version, s.owner, s.last_seq
         FROM \(u).bot_state AS s JOIN unnest($1::text[], $2::text[]) AS w(b, c) ON s.bot = w.b AND s.conversation_id = w.c
@@ -86,7 +92,7 @@ package struct PGSQL: Sendable {
 
     /// $1 bots, $2 conversations, $3 low (the state's watermark), $4 high (the newest inbound
     /// seq of the batch): inbound messages in between not done — the per-conversation order check.
-    var undoneBetween: String {
+    package var undoneBetween: String {
         """
         SELECT w.b, w.c, m.\(l.mSeq) FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[]) AS w(b, c, lo, hi)
         JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > w.lo AND m.\(l.mSeq) < w.hi
@@ -96,7 +102,7 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 conversations, $2 low: the newest agent message after `low`, per conversation.
-    var agentAfter: String {
+    package var agentAfter: String {
         """
         SELECT w.c, max(m.\(l.mSeq)) FROM unnest($1::text[], $2::int8[]) AS w(c, lo)
         JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > w.lo
@@ -108,7 +114,7 @@ package struct PGSQL: Sendable {
 
     /// The conversation columns a commit writes, in parameter order after the id: (column,
     /// value expression over `w` and `c`).
-    var conversationWrites: [(column: String, param: String)] {
+    package var conversationWrites: [(column: String, param: String)] {
         var out: [(String, String)] = []
         if let c = l.cOwner { out.append((c, "owner")) }
         if let c = l.cAssigned { out.append((c, "assigned")) }
@@ -122,7 +128,7 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 conversations, then one text[] per `conversationWrites`, then $n now (float8[]).
-    var updateConversations: String? {
+    package var updateConversations: String? {
         let writes = conversationWrites
         if writes.isEmpty && l.cUpdatedAt == nil { return nil }
         let names = ["c"] + writes.map(\.param) + ["now"]
@@ -141,7 +147,7 @@ package struct PGSQL: Sendable {
 
     /// $1 keys, $2 conversations, $3 sender values, $4 sender ids, $5 names, $6 texts, $7 times,
     /// $8 rules; in order, a key already written keeps its row.
-    var insertOutgoing: String {
+    package var insertOutgoing: String {
         var columns: [String] = []
         var values: [String] = []
         func add(_ column: String?, _ value: String) {
@@ -169,7 +175,7 @@ package struct PGSQL: Sendable {
 
     /// $1 bots, $2 keys, $3 conversations, $4 queues, $5 reasons, $6 texts, $7 customer names,
     /// $8 last messages, $9 handoff flags, $10 times.
-    var insertNotifications: String {
+    package var insertNotifications: String {
         """
         INSERT INTO \(u).notifications (bot, idempotency_key, conversation_id, queue, reason, text, customer_name,
                                         last_message, is_handoff, created_at)
@@ -182,7 +188,7 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 bot, $2 conversation, $3 key, $4 inbound id, $5 queue, $6 reason, $7 customer, $8 rule.
-    var openHandoff: String {
+    package var openHandoff: String {
         """
         INSERT INTO \(u).handoffs (bot, conversation_id, idempotency_key, message_id, queue, reason, customer_name,
                                    rule_id, waiting_since)
@@ -192,14 +198,14 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 bot, $2 conversation.
-    var closeHandoff: String {
+    package var closeHandoff: String {
         "UPDATE \(u).handoffs SET ended_at = clock_timestamp() WHERE bot = $1 AND conversation_id = $2 AND ended_at IS NULL"
     }
 
     /// $1 bots, $2 conversations, $3 versions, $4 owners, $5 last seqs, $6 states, $7 rule-set
     /// versions. Returns the rows written: fewer than given means another worker created one of
     /// these states first (the batch is then classified again).
-    var insertStates: String {
+    package var insertStates: String {
         """
         INSERT INTO \(u).bot_state (bot, conversation_id, version, owner, last_seq, state, rule_set_version)
         SELECT * FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[], $5::int8[], $6::text[], $7::text[])
@@ -208,7 +214,7 @@ package struct PGSQL: Sendable {
     }
 
     /// Parameters as `insertStates`; the rows are locked by `lockStates`.
-    var updateStates: String {
+    package var updateStates: String {
         """
         UPDATE \(u).bot_state AS s SET version = w.v, owner = w.o, last_seq = greatest(s.last_seq, w.ls), state = w.st,
                rule_set_version = w.rv, updated_at = now()
@@ -219,7 +225,7 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 bots, $2 message ids, $3 seqs, $4 conversations, $5 quarantine reasons.
-    var insertProcessed: String {
+    package var insertProcessed: String {
         """
         INSERT INTO \(u).processed (bot, message_id, seq, conversation_id, quarantined)
         SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[])
@@ -231,7 +237,7 @@ package struct PGSQL: Sendable {
 
     /// $1 bot, $2 conversations, $3 worker, $4 until. New leases are inserted in a fixed order;
     /// free, expired or own ones are taken over, skipping rows another worker has locked.
-    var claim: String {
+    package var claim: String {
         """
         WITH want AS (SELECT DISTINCT c FROM unnest($2::text[]) AS c),
         fresh AS (
@@ -250,7 +256,7 @@ package struct PGSQL: Sendable {
         """
     }
 
-    var release: String { "DELETE FROM \(u).leases WHERE bot = $1 AND worker = $2" }
+    package var release: String { "DELETE FROM \(u).leases WHERE bot = $1 AND worker = $2" }
 
     // MARK: backend side
 
@@ -326,7 +332,7 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 after, $2 limit.
-    var notifications: String {
+    package var notifications: String {
         """
         SELECT seq, bot, idempotency_key, conversation_id, queue, reason, text, customer_name, last_message,
                is_handoff, extract(epoch FROM created_at)::float8

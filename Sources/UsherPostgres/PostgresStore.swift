@@ -33,6 +33,8 @@ public final class PostgresStore: ChatStore {
     private let listener: PGListener?
     private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
     private let quarantined = Atomic<Int>(0)
+    /// The worker this store last claimed for: `pending` skips what other workers hold.
+    private let claimant = Mutex<String>("")
 
     /// Connects, checks the mapping against the database (`MappingMismatch` names what is
     /// missing, at its line in the mapping file), migrates Usher's tables (and, for the native
@@ -64,8 +66,9 @@ public final class PostgresStore: ChatStore {
 
     public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
         let q = sql.pending
+        let worker = claimant.withLock { $0 }
         return try await session.run { db in
-            let r = try db.execute(q, [String(cursor), bot, String(limit)], prepare: true)
+            let r = try db.execute(q, [String(cursor), bot, String(limit), worker], prepare: true)
             return (0..<r.rows).map { Self.message(r, $0) }
         }
     }
@@ -212,6 +215,7 @@ public final class PostgresStore: ChatStore {
     // MARK: leases
 
     public func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
+        claimant.withLock { $0 = worker }
         if conversations.isEmpty { return [] }
         let q = sql.claim
         let list = PGText.array(conversations.sorted())
