@@ -19,7 +19,6 @@ enum BareLoop {
         defer { db.close() }
         let pending = db.prepare(StoreSQL.pending)
         let state = db.prepare(StoreSQL.state)
-        let processed = db.prepare(StoreSQL.processed)
         let meta = db.prepare(StoreSQL.stateMeta)
         let earlier = db.prepare(StoreSQL.earlierUndone)
         let conversation = db.prepare(StoreSQL.updateConversationOnCommit)
@@ -27,7 +26,6 @@ enum BareLoop {
         let outgoing = db.prepare(StoreSQL.insertOutgoing)
         let updateState = db.prepare(StoreSQL.updateState)
         let insertState = db.prepare(StoreSQL.insertState)
-        let mark = db.prepare(StoreSQL.insertProcessed)
         let bot = Workload.bot.id
         let json = Workload.sampleStateJSON
         var versions: [String: Int64] = [:]
@@ -55,14 +53,13 @@ enum BareLoop {
             for (seq, id, conv) in rows {
                 if batch > 1 { db.run("SAVEPOINT usher_commit") }
                 let version = versions[conv, default: 0]
-                db.bind(processed, 1, bot); db.bind(processed, 2, id)
-                precondition(!db.step(processed)); db.reset(processed)
                 db.bind(meta, 1, bot); db.bind(meta, 2, conv)
                 var lastSeq: Int64 = 0
                 var exists = false
                 if db.step(meta) { precondition(db.int64(meta, 0) == version); lastSeq = db.int64(meta, 2); exists = true }
                 db.reset(meta)
-                db.bind(earlier, 1, conv); db.bind(earlier, 2, lastSeq); db.bind(earlier, 3, seq); db.bind(earlier, 4, bot)
+                precondition(seq > lastSeq)
+                db.bind(earlier, 1, conv); db.bind(earlier, 2, lastSeq); db.bind(earlier, 3, seq)
                 precondition(!db.step(earlier)); db.reset(earlier)
                 db.bind(conversation, 1, conv); db.bind(conversation, 2, "u-1"); db.bind(conversation, 5, "bot")
                 db.bind(conversation, 6, Int64(0)); db.bind(conversation, 7, version + 1); db.bind(conversation, 8, "[]")
@@ -81,8 +78,6 @@ enum BareLoop {
                 json.withUnsafeBufferPointer { db.bind(upsertState, 6, bytes: $0) }
                 db.bind(upsertState, 7, "v1"); db.bind(upsertState, 8, now)
                 _ = db.step(upsertState); db.reset(upsertState)
-                db.bind(mark, 1, bot); db.bind(mark, 2, id); db.bind(mark, 3, seq); db.bind(mark, 4, conv); db.bind(mark, 5, now)
-                _ = db.step(mark); db.reset(mark)
                 if batch > 1 { db.run("RELEASE usher_commit") }
                 versions[conv] = version + 1
                 cursor = seq
