@@ -9,7 +9,8 @@ enum BareLoop {
         loop(path: path, messages: messages, synchronous: synchronous, batch: 1)
     }
 
-    /// The group-commit ceiling: `batch` messages per transaction, a savepoint around each.
+    /// The group-commit ceiling: `batch` messages per transaction (no savepoints: the store
+    /// takes them only to redo a batch in which a commit failed).
     static func grouped(path: String, messages: Int, synchronous: String, batch: Int) -> Double {
         loop(path: path, messages: messages, synchronous: synchronous, batch: batch)
     }
@@ -51,7 +52,6 @@ enum BareLoop {
             let now = Date().timeIntervalSince1970
             db.run(StoreSQL.begin)
             for (seq, id, conv) in rows {
-                if batch > 1 { db.run("SAVEPOINT usher_commit") }
                 let version = versions[conv, default: 0]
                 db.bind(meta, 1, bot); db.bind(meta, 2, conv)
                 var lastSeq: Int64 = 0
@@ -78,7 +78,6 @@ enum BareLoop {
                 json.withUnsafeBufferPointer { db.bind(upsertState, 6, bytes: $0) }
                 db.bind(upsertState, 7, "v1"); db.bind(upsertState, 8, now)
                 _ = db.step(upsertState); db.reset(upsertState)
-                if batch > 1 { db.run("RELEASE usher_commit") }
                 versions[conv] = version + 1
                 cursor = seq
                 done += 1
