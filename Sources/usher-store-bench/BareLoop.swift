@@ -5,17 +5,27 @@ import UsherSQLite
 /// outgoing message) written straight against the C API, with exactly the store's SQL and a
 /// state JSON encoded once up front.
 enum BareLoop {
+    /// A run: messages per second, and where a message's time goes at COMMIT.
+    struct Run {
+        var rate: Double
+        /// Time in the COMMIT statements (writing the dirty pages to the WAL, and the automatic
+        /// checkpoints that copy them into the file), per message.
+        var commitMicros: Double
+        /// Pages written per message: each page a transaction dirties is written once.
+        var pagesPerMessage: Double
+    }
+
     static func run(path: String, messages: Int, synchronous: String) -> Double {
-        loop(path: path, messages: messages, synchronous: synchronous, batch: 1)
+        loop(path: path, messages: messages, synchronous: synchronous, batch: 1).rate
     }
 
     /// The group-commit ceiling: `batch` messages per transaction (no savepoints: the store
     /// takes them only to redo a batch in which a commit failed).
-    static func grouped(path: String, messages: Int, synchronous: String, batch: Int) -> Double {
+    static func grouped(path: String, messages: Int, synchronous: String, batch: Int) -> Run {
         loop(path: path, messages: messages, synchronous: synchronous, batch: batch)
     }
 
-    private static func loop(path: String, messages: Int, synchronous: String, batch: Int) -> Double {
+    private static func loop(path: String, messages: Int, synchronous: String, batch: Int) -> Run {
         let db = RawDB(path: path, synchronous: synchronous)
         defer { db.close() }
         let pending = db.prepare(StoreSQL.pending)
@@ -32,6 +42,8 @@ enum BareLoop {
         var versions: [String: Int64] = [:]
         var cursor: Int64 = 0
         var done = 0
+        var inCommit = Duration.zero
+        let pagesBefore = db.pagesWritten
         let start = ContinuousClock.now
         while done < messages {
             // The pending read: `batch` messages (1 in the per-message loop).
@@ -82,11 +94,14 @@ enum BareLoop {
                 cursor = seq
                 done += 1
             }
+            let committing = ContinuousClock.now
             db.run("COMMIT")
+            inCommit += ContinuousClock.now - committing
         }
         let seconds = (ContinuousClock.now - start).seconds
         precondition(done == messages, "bare loop did \(done) of \(messages)")
-        return Double(done) / seconds
+        return Run(rate: Double(done) / seconds, commitMicros: inCommit.seconds * 1e6 / Double(done),
+                   pagesPerMessage: Double(db.pagesWritten - pagesBefore) / Double(done))
     }
 }
 
