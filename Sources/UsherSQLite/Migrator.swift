@@ -14,6 +14,13 @@ enum Migrator {
         if current > latest { throw StoreError.schemaTooNew(path: db.path, found: current, supported: latest) }
         if current == latest { return [] }
 
+        // Foreign keys off while tables are rebuilt (SQLite's documented procedure for schema
+        // changes: dropping a parent table would otherwise check or cascade into its children).
+        // The pragma is a no-op inside a transaction, so it goes around it.
+        let foreignKeys = try db.integer("PRAGMA foreign_keys")
+        if foreignKeys != 0 { try db.execute("PRAGMA foreign_keys = OFF") }
+        defer { if foreignKeys != 0 { try? db.execute("PRAGMA foreign_keys = ON") } }
+
         var applied: [Int] = []
         try db.run(.begin)
         do {

@@ -5,9 +5,9 @@ enum Query: Int, CaseIterable {
     case dataVersion, latestSeq
     case pending, cursor, advanceCursor
     case state, states
-    case processed, stateMeta, earlierUndone, agentAfter
+    case stateMeta, earlierUndone, agentAfter
     case upsertConversationOnCommit, insertOutgoing, insertNotification, openHandoff, closeHandoff
-    case updateConversationOnCommit, updateState, insertState, insertProcessed
+    case updateConversationOnCommit, updateState, insertState
     case claim, release_
     case upsertConversationOnAppend, insertMessage, messageByID
     case transcript, inbox, notifications, conversation
@@ -28,7 +28,6 @@ enum Query: Int, CaseIterable {
         case .advanceCursor: StoreSQL.advanceCursor
         case .state: StoreSQL.state
         case .states: StoreSQL.states
-        case .processed: StoreSQL.processed
         case .stateMeta: StoreSQL.stateMeta
         case .earlierUndone: StoreSQL.earlierUndone
         case .agentAfter: StoreSQL.agentAfter
@@ -40,7 +39,6 @@ enum Query: Int, CaseIterable {
         case .updateConversationOnCommit: StoreSQL.updateConversationOnCommit
         case .updateState: StoreSQL.updateState
         case .insertState: StoreSQL.insertState
-        case .insertProcessed: StoreSQL.insertProcessed
         case .claim: StoreSQL.claim
         case .release_: "DELETE FROM leases WHERE bot = ?1 AND worker = ?2"
         case .upsertConversationOnAppend: StoreSQL.upsertConversationOnAppend
@@ -77,15 +75,21 @@ package enum StoreSQL {
 
     package static let latestSeq = "SELECT coalesce(max(seq), 0) FROM messages"
 
+    /// Not done by bot `bot`: above the watermark of its conversation. Commits are in
+    /// per-conversation order, so every inbound message of a conversation at or below
+    /// `bot_state.last_seq` is done, and none above it.
+    static func undone(bot: String) -> String {
+        "m.seq > coalesce((SELECT b.last_seq FROM bot_state AS b WHERE b.bot = \(bot) AND b.conversation_id = m.conversation_id), 0)"
+    }
+
     /// ?1 cursor, ?2 bot, ?3 limit. A walk of the rowid (= seq) b-tree from the cursor, one
-    /// primary-key probe of `processed` per inbound message, one of `conversations` per result
+    /// primary-key probe of `bot_state` per inbound message, one of `conversations` per result
     /// (CROSS JOIN keeps `messages` the outer loop).
     package static let pending = """
         SELECT m.seq, m.id, m.conversation_id, m.kind, m.sender_type, m.sender_id, m.sender_name, m.content,
                m.created_at, m.rule_id, c.channel, c.locale
         FROM messages AS m CROSS JOIN conversations AS c ON c.id = m.conversation_id
-        WHERE m.seq > ?1 AND \(inbound)
-          AND NOT EXISTS (SELECT 1 FROM processed AS p WHERE p.bot = ?2 AND p.message_id = m.id)
+        WHERE m.seq > ?1 AND \(inbound) AND \(undone(bot: "?2"))
         ORDER BY m.seq LIMIT ?3
         """
 
@@ -93,8 +97,7 @@ package enum StoreSQL {
     package static let advanceCursor = """
         INSERT INTO cursors (bot, seq) VALUES (?1, coalesce(
             (SELECT m.seq - 1 FROM messages AS m
-             WHERE m.seq > coalesce((SELECT seq FROM cursors WHERE bot = ?1), 0) AND \(inbound)
-               AND NOT EXISTS (SELECT 1 FROM processed AS p WHERE p.bot = ?1 AND p.message_id = m.id)
+             WHERE m.seq > coalesce((SELECT seq FROM cursors WHERE bot = ?1), 0) AND \(inbound) AND \(undone(bot: "?1"))
              ORDER BY m.seq LIMIT 1),
             (SELECT coalesce(max(seq), 0) FROM messages)))
         ON CONFLICT (bot) DO UPDATE SET seq = max(seq, excluded.seq)
@@ -109,20 +112,14 @@ package enum StoreSQL {
         WHERE bot = ?1 AND conversation_id IN (SELECT value FROM json_each(?2))
         """
 
-    /// ?1 bot, ?2 inbound message id.
-    package static let processed = "SELECT 1 FROM processed WHERE bot = ?1 AND message_id = ?2"
-
     /// ?1 bot, ?2 conversation.
     package static let stateMeta = "SELECT version, owner, last_seq FROM bot_state WHERE bot = ?1 AND conversation_id = ?2"
 
-    /// ?1 conversation, ?2 seq of the last inbound message done in it (every inbound message at
-    /// or below it is done, because commits are in per-conversation order), ?3 the inbound
-    /// message's seq, ?4 bot. A range of the (conversation_id, seq) index, usually empty.
+    /// ?1 conversation, ?2 the conversation's watermark (`bot_state.last_seq`), ?3 the inbound
+    /// message's seq: an inbound message between them, which is not done. A range of the
+    /// (conversation_id, seq) index, usually holding only the bot's last replies.
     package static let earlierUndone = """
-        SELECT 1 FROM messages AS m
-        WHERE m.conversation_id = ?1 AND m.seq > ?2 AND m.seq < ?3 AND \(inbound)
-          AND NOT EXISTS (SELECT 1 FROM processed AS p WHERE p.bot = ?4 AND p.message_id = m.id)
-        LIMIT 1
+        SELECT 1 FROM messages AS m WHERE m.conversation_id = ?1 AND m.seq > ?2 AND m.seq < ?3 AND \(inbound) LIMIT 1
         """
 
     /// ?1 conversation, ?2 the inbound message's seq: a human wrote after it.
@@ -130,13 +127,28 @@ package enum StoreSQL {
         SELECT 1 FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND sender_type = 'agent' LIMIT 1
         """
 
+    /// A commit's values for the conversation differ from the row's, so that an unchanged row is
+    /// not written at all; `value(column)` is the new value (a parameter, or `excluded.column`).
+    private static func conversationChanges(_ value: (String) -> String) -> String {
+        ["owner", "assigned_to_agent", "customer_message_count", "tags", "metadata"]
+            .map { "\($0) IS NOT \(value($0))" }.joined(separator: " OR ")
+            + " OR (customer_id IS NULL AND \(value("customer_id")) IS NOT NULL)"
+    }
+
+    /// The parameters of `updateConversationOnCommit` and `upsertConversationOnCommit`, by column.
+    private static let conversationParameters = [
+        "customer_id": "?2", "owner": "?5", "assigned_to_agent": "?6", "customer_message_count": "?7", "tags": "?8",
+        "metadata": "?9",
+    ]
+
     /// Parameters as `upsertConversationOnCommit`; changes no row when the conversation is not
-    /// there yet (then the upsert writes it).
+    /// there yet (then the upsert writes it), nor when nothing in it changes (`updated_at` moves
+    /// with a change only).
     package static let updateConversationOnCommit = """
         UPDATE conversations SET
             owner = ?5, assigned_to_agent = ?6, customer_message_count = ?7, tags = ?8, metadata = ?9,
             updated_at = max(updated_at, ?10), customer_id = coalesce(customer_id, ?2)
-        WHERE id = ?1
+        WHERE id = ?1 AND (\(conversationChanges { conversationParameters[$0]! }))
         """
 
     /// ?1 id, ?2 customer id, ?3 channel, ?4 locale, ?5 owner, ?6 assigned, ?7 count, ?8 tags,
@@ -150,6 +162,7 @@ package enum StoreSQL {
             customer_message_count = excluded.customer_message_count, tags = excluded.tags,
             metadata = excluded.metadata, updated_at = max(updated_at, excluded.updated_at),
             customer_id = coalesce(customer_id, excluded.customer_id)
+        WHERE \(conversationChanges { "excluded.\($0)" })
         """
 
     /// ?1 idempotency key (also the id), ?2 conversation, ?3 sender type, ?4 sender id,
@@ -196,11 +209,6 @@ package enum StoreSQL {
     package static let insertState = """
         INSERT INTO bot_state (bot, conversation_id, version, owner, last_seq, state, rule_set_version, updated_at)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-        """
-
-    /// ?1 bot, ?2 inbound id, ?3 inbound seq, ?4 conversation, ?5 now.
-    package static let insertProcessed = """
-        INSERT INTO processed (bot, message_id, seq, conversation_id, committed_at) VALUES (?1, ?2, ?3, ?4, ?5)
         """
 
     /// ?1 bot, ?2 conversation, ?3 worker, ?4 until, ?5 now. Changes one row when the lease is

@@ -3,22 +3,16 @@ import UsherEngine
 import UsherStore
 
 extension SQLiteStore {
+    /// The conversation row's writes, in order: the update of a known row, else the upsert.
+    private static let conversationWrites = [Query.updateConversationOnCommit, .upsertConversationOnCommit]
+
     /// Checks and writes one commit inside the caller's transaction (or savepoint), on the
     /// connection's thread. The checks come first and write nothing, so a result other than
     /// `.committed` leaves the database as it was.
     static func write(_ c: Commit, _ db: SQLiteConnection, now: Date) throws -> CommitResult {
         let conversation = c.inbound.conversationID
 
-        // 1. Done already: at-least-once intake, exactly-once effects.
-        do {
-            let s = try db.statement(.processed)
-            defer { s.reset() }
-            s.bind(1, c.bot)
-            s.bind(2, c.inbound.id)
-            if try s.step() { return .duplicate }
-        }
-
-        // 2. The stored version, owner and per-conversation watermark.
+        // 1. The stored version, owner and per-conversation watermark.
         var exists = false
         var version = 0
         var owner: Owner?
@@ -36,14 +30,17 @@ extension SQLiteStore {
             }
         }
 
-        // 3. Per-conversation order: no earlier inbound message of the conversation is undone.
+        // 2. Done already (at or below the watermark): at-least-once intake, exactly-once effects.
+        if c.inbound.seq <= lastSeq { return .duplicate }
+
+        // 3. Per-conversation order: no inbound message of the conversation between the watermark
+        //    and this one (any there is not done).
         do {
             let s = try db.statement(.earlierUndone)
             defer { s.reset() }
             s.bind(1, conversation)
             s.bind(2, lastSeq)
             s.bind(3, c.inbound.seq)
-            s.bind(4, c.bot)
             if try s.step() { return .outOfOrder }
         }
 
@@ -56,12 +53,13 @@ extension SQLiteStore {
         defer { db.scratch = w }
 
         // 5. The conversation row first (foreign keys point at it), mirroring the seed's model.
-        //    It exists when the backend appended the message; the upsert covers the rest.
+        //    It exists when the backend appended the message; the upsert covers the rest. Neither
+        //    writes a row whose fields do not change.
         w.reset()
         w.stringArray(state.tags)
         let tagsEnd = w.bytes.count
         w.stringMap(state.metadata)
-        for query in [Query.updateConversationOnCommit, .upsertConversationOnCommit] {
+        for query in Self.conversationWrites {
             let s = try db.statement(query)
             defer { s.reset() }
             s.bind(1, conversation)
@@ -149,7 +147,8 @@ extension SQLiteStore {
             _ = try s.step()
         }
 
-        // 9. The state, with the watermark for the order check of the next message.
+        // 9. The state, with the watermark: the done mark of this message, and the order check of
+        //    the next one.
         do {
             let s = try db.statement(exists ? .updateState : .insertState)
             defer { s.reset() }
@@ -167,17 +166,6 @@ extension SQLiteStore {
             db.decoded.wrote(bot: c.bot, conversation: conversation, text: w.bytes, state: state)
         }
 
-        // 10. The done mark.
-        do {
-            let s = try db.statement(.insertProcessed)
-            defer { s.reset() }
-            s.bind(1, c.bot)
-            s.bind(2, c.inbound.id)
-            s.bind(3, c.inbound.seq)
-            s.bind(4, conversation)
-            s.bind(5, now)
-            _ = try s.step()
-        }
         return .committed
     }
 }

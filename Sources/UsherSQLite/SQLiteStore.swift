@@ -336,17 +336,27 @@ public final class SQLiteStore: ChatStore {
         return result
     }
 
-    /// One transaction for the whole batch, a savepoint per commit. A conflict, a duplicate or an
-    /// out-of-order message writes nothing (the checks come before the writes) and the others
-    /// still commit. A commit that fails with an error (a message too big, a constraint) is rolled
-    /// back to its savepoint alone; the rest of the batch is committed, then the first such error
-    /// is thrown (code `batch-partly-failed`) — retrying the batch is safe: the written commits
-    /// come back `.duplicate`. Busy after the retries, or an I/O error at COMMIT, writes nothing.
+    /// One transaction for the whole batch. A conflict, a duplicate or an out-of-order message
+    /// writes nothing (the checks come before the writes) and the others still commit. A commit
+    /// that fails with an error (a message too big, a constraint) is rolled back alone: the batch
+    /// is written again with a savepoint per commit, the rest of it is committed, then the first
+    /// such error is thrown (code `batch-partly-failed`) — retrying the batch is safe: the written
+    /// commits come back `.duplicate`. Busy after the retries, or an I/O error at COMMIT, writes
+    /// nothing.
     public func commit(batch: [Commit]) async throws -> [CommitResult] {
         if batch.isEmpty { return [] }
         let clock = options.clock
         let (results, failure) = try await perform { db -> ([CommitResult], StoreError?) in
-            try Self.transaction(db) {
+            // No savepoints on the way there: each costs a copy of every page its commit touches.
+            do {
+                return try Self.transaction(db) {
+                    let now = clock()
+                    return (try batch.map { try Self.write($0, db, now: now) }, nil)
+                }
+            } catch let error as StoreError where Self.isLocalToOneCommit(error) {
+                // Rolled back; written again below, each commit in its own savepoint.
+            }
+            return try Self.transaction(db) {
                 let now = clock()
                 var out: [CommitResult] = []
                 var failure: StoreError?
@@ -358,7 +368,7 @@ public final class SQLiteStore: ChatStore {
                         if r != .committed { try db.run(.rollbackToSavepoint) }
                         try db.run(.release)
                         out.append(r)
-                    } catch let error as StoreError where error.code != "busy" && error.code != "sqlite-io" {
+                    } catch let error as StoreError where Self.isLocalToOneCommit(error) {
                         try db.run(.rollbackToSavepoint)
                         try db.run(.release)
                         out.append(.conflict)   // not written; replaced by the error below
@@ -379,6 +389,12 @@ public final class SQLiteStore: ChatStore {
         }
         if let failure { throw failure }
         return results
+    }
+
+    /// An error of one commit's own (a message too big, a constraint), not of the connection or
+    /// the file: the other commits of its batch can still be written.
+    private static func isLocalToOneCommit(_ error: StoreError) -> Bool {
+        error.code != "busy" && error.code != "sqlite-io"
     }
 
     public func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {

@@ -1,3 +1,4 @@
+import Foundation
 import UsherEngine
 
 /// Decoded states by bot and conversation, with the JSON text they were decoded from (or encoded
@@ -17,10 +18,15 @@ struct StateCache {
     /// The state whose JSON text is `text`, decoding only when the cache does not have it.
     mutating func state(bot: String, conversation: String, text: UnsafeBufferPointer<UInt8>) throws -> ConversationState {
         let key = Key(bot: bot, conversation: conversation)
-        if let hit = entries[key], hit.text.elementsEqual(text) { return hit.state }
+        if let hit = entries[key], Self.same(hit.text, text) { return hit.state }
         let state = try StateJSON.decode(text)
         remember(key, Array(text), state)
         return state
+    }
+
+    /// Byte equality with `memcmp` (the generic `elementsEqual` goes byte by byte).
+    private static func same(_ a: [UInt8], _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count == b.count && a.withUnsafeBufferPointer { a in a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
     }
 
     /// Records the state just written as `text`.

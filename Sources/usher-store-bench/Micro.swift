@@ -26,10 +26,9 @@ enum Micro {
                   + String(format: "%6.2f µs/row   COMMIT of all %6.1f ms", d.seconds * 1e6 / Double(n), (ContinuousClock.now - tc).ms))
         }
         print("one statement of the commit, \(n) times in one transaction:")
-        time("processed (miss)", StoreSQL.processed) { s, i in db.bind(s, 1, "bench"); db.bind(s, 2, "m-\(i)") }
         time("stateMeta (miss)", StoreSQL.stateMeta) { s, i in db.bind(s, 1, "bench"); db.bind(s, 2, "c-\(i % 1000)") }
         time("earlierUndone", StoreSQL.earlierUndone) { s, i in
-            db.bind(s, 1, "c-\(i % 1000)"); db.bind(s, 2, Int64(0)); db.bind(s, 3, Int64(i + 1)); db.bind(s, 4, "bench")
+            db.bind(s, 1, "c-\(i % 1000)"); db.bind(s, 2, Int64(0)); db.bind(s, 3, Int64(i + 1))
         }
         time("agentAfter", StoreSQL.agentAfter) { s, i in db.bind(s, 1, "c-\(i % 1000)"); db.bind(s, 2, Int64(i + 1)) }
         time("updateConversationOnCommit", StoreSQL.updateConversationOnCommit) { s, i in
@@ -50,10 +49,6 @@ enum Micro {
             db.bind(s, 1, "bench"); db.bind(s, 2, "c-\(i % 1000)"); db.bind(s, 3, Int64(i)); db.bind(s, 4, "bot")
             db.bind(s, 5, Int64(i)); json.withUnsafeBufferPointer { db.bind(s, 6, bytes: $0) }
             db.bind(s, 7, "v1"); db.bind(s, 8, 1.0)
-        }
-        time("insertProcessed", StoreSQL.insertProcessed) { s, i in
-            db.bind(s, 1, "bench"); db.bind(s, 2, "m-\(i)"); db.bind(s, 3, Int64(i)); db.bind(s, 4, "c-\(i % 1000)")
-            db.bind(s, 5, 1.0)
         }
     }
 }

@@ -68,6 +68,13 @@ final class RawDB: @unchecked Sendable {
     }
     @inline(__always) func bytes(_ s: OpaquePointer, _ i: Int32) -> Int { Int(sqlite3_column_bytes(s, i)) }
 
+    /// Pages this connection has written (to the WAL) since it was opened.
+    var pagesWritten: Int {
+        var current: Int32 = 0, highwater: Int32 = 0
+        sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highwater, 0)
+        return Int(current)
+    }
+
     /// Runs one statement of SQL with no parameters.
     func run(_ sql: String) {
         let s = prepare(sql)

@@ -47,7 +47,7 @@ struct CrashTests {
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
             INSERT INTO messages (id, conversation_id, sender_type, content, created_at)
             SELECT 'ghost-' || i, 'ghost', 'customer', hex(randomblob(100)), 0 FROM n;
-            INSERT INTO processed (bot, message_id, seq, conversation_id, committed_at) VALUES ('b', '\(m.id)', \(m.seq), 'c', 0);
+            INSERT INTO bot_state (bot, conversation_id, version, owner, last_seq, state, updated_at) VALUES ('b', 'c', 1, 'bot', \(m.seq), '{}', 0);
             INSERT INTO messages (id, conversation_id, sender_type, content, created_at, idempotency_key)
             VALUES ('b:\(m.id):0', 'c', 'bot', 'half a reply', 0, 'b:\(m.id):0');
             """)
@@ -92,7 +92,7 @@ struct CrashTests {
         let other = try SQLiteConnection(path: path)
         try other.execute("""
             BEGIN IMMEDIATE;
-            INSERT INTO processed (bot, message_id, seq, conversation_id, committed_at) VALUES ('b', '\(m.id)', \(m.seq), 'c', 0);
+            INSERT INTO bot_state (bot, conversation_id, version, owner, last_seq, state, updated_at) VALUES ('b', 'c', 1, 'bot', \(m.seq), '{}', 0);
             """)
         other.close()   // as if its process ended: no COMMIT
         #expect(try await store.pending(bot: Fixture.bot.id, after: 0, limit: 10).map(\.id) == [m.id])

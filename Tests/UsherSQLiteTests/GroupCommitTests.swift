@@ -70,6 +70,7 @@ struct GroupCommitTests {
         #expect(try await store.state(bot: Fixture.bot.id, conversation: "b") == nil)
         #expect(try await store.transcript(conversation: "c").map(\.text) == ["fine too", "C"])
         #expect(try await store.pending(bot: Fixture.bot.id, after: 0, limit: 10).map(\.id) == [b.id])
+        #expect(store.statistics.commits == 2, "the first try, rolled back whole, counts for nothing")
         // Retrying the batch is safe: the written commits are duplicates.
         try await store.perform { db in try db.setLengthLimit(1_000_000_000) }
         #expect(try await store.commit(batch: batch) == [.duplicate, .committed, .duplicate])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UsherEngine
 import UsherStore
 @testable import UsherSQLite
 
@@ -78,6 +79,100 @@ struct MigrationTests {
         #expect(try db.integer("SELECT priority FROM conversations WHERE id = 'c'") == 0)
         #expect(try db.text("SELECT content FROM messages") == "kept")
         #expect(try Migrator.migrate(db, now: Date(), migrations: next).isEmpty, "a second run is a no-op")
+    }
+
+    /// A file written at schema version 1 — done marks in `processed`, AUTOINCREMENT sequence
+    /// numbers — opens at version 2 with everything in it, and the marks became watermarks.
+    @Test func version1MigratesToVersion2KeepingTheData() async throws {
+        let dir = TempDir()
+        let path = dir.path()
+        do {
+            let db = try SQLiteConnection(path: path)
+            defer { db.close() }
+            #expect(try Migrator.migrate(db, now: Date(), migrations: Array(SQLiteSchema.migrations.prefix(1))) == [1])
+            var state = ConversationState(conversationID: "c")
+            state.version = 2
+            state.customerMessages = 2
+            let json = StateJSON.encode(state).replacingOccurrences(of: "'", with: "''")
+            try db.execute("""
+                INSERT INTO conversations (id, customer_id, channel, locale, owner, customer_message_count, created_at, updated_at)
+                VALUES ('c', 'u-c', 'web', 'en', 'bot', 2, 10, 20), ('d', NULL, NULL, NULL, 'bot', 0, 30, 30);
+                INSERT INTO messages (id, conversation_id, sender_type, sender_id, content, created_at)
+                VALUES ('m1', 'c', 'customer', 'u-c', 'one', 10), ('m2', 'c', 'customer', 'u-c', 'two', 11);
+                INSERT INTO messages (id, conversation_id, sender_type, sender_id, sender_name, content, created_at, rule_id,
+                                      idempotency_key)
+                VALUES ('b:m1:0', 'c', 'bot', 'bot:b', 'Bot', 'reply one', 12, 'r', 'b:m1:0'),
+                       ('b:m2:0', 'c', 'bot', 'bot:b', 'Bot', 'reply two', 13, 'r', 'b:m2:0');
+                INSERT INTO messages (id, conversation_id, sender_type, content, created_at) VALUES ('m3', 'c', 'customer', 'three', 14);
+                INSERT INTO messages (id, conversation_id, sender_type, content, created_at) VALUES ('n1', 'd', 'customer', 'new', 30);
+                -- m1 and m2 done; the watermark written by an older build lags behind the marks.
+                INSERT INTO bot_state (bot, conversation_id, version, owner, last_seq, state, rule_set_version, updated_at)
+                VALUES ('b', 'c', 2, 'bot', 1, '\(json)', 'v1', 20);
+                INSERT INTO processed (bot, message_id, seq, conversation_id, committed_at)
+                VALUES ('b', 'm1', 1, 'c', 12), ('b', 'm2', 2, 'c', 13);
+                INSERT INTO cursors (bot, seq) VALUES ('b', 2);
+                INSERT INTO notifications (bot, idempotency_key, conversation_id, queue, reason, text, last_message, is_handoff,
+                                           created_at)
+                VALUES ('b', 'b:m2:1', 'c', 'general', 'threshold', 'waiting', 'two', 1, 13);
+                INSERT INTO handoffs (bot, conversation_id, idempotency_key, message_id, queue, reason, waiting_since)
+                VALUES ('b', 'c', 'b:m2:handoff', 'm2', 'general', 'threshold', 13);
+                """)
+        }
+
+        let store = try await SQLiteStore(path: path)
+        defer { Task { try? await store.close() } }
+        #expect(store.statistics.migrationsApplied == Array(2...SQLiteSchema.latestVersion))
+        #expect(try await store.schemaVersion() == SQLiteSchema.latestVersion)
+        let t = try await store.transcript(conversation: "c")
+        #expect(t.map(\.seq) == [1, 2, 3, 4, 5] && t.map(\.id) == ["m1", "m2", "b:m1:0", "b:m2:0", "m3"])
+        #expect(t[2].ruleID == "r" && t[2].senderID == "bot:b" && t[2].at == Date(timeIntervalSince1970: 12))
+        #expect(try await store.conversation("c")?.customerID == "u-c")
+        #expect(try await store.state(bot: "b", conversation: "c")?.version == 2)
+        let watermark = try await store.perform { db in
+            try db.integer("SELECT last_seq FROM bot_state WHERE bot = 'b' AND conversation_id = 'c'")
+        }
+        #expect(watermark == 2, "the done marks folded into the watermark")
+        #expect(try await store.pending(bot: "b", after: 0, limit: 10).map(\.id) == ["m3", "n1"], "done stays done")
+        #expect(try await store.pending(bot: "other", after: 0, limit: 10).map(\.id) == ["m1", "m2", "m3", "n1"])
+        #expect(try await store.cursor(bot: "b") == 2)
+        #expect(try await store.inbox(bot: "b").map(\.conversationID) == ["c"])
+        #expect(try await store.notifications(after: 0, limit: 10).map(\.notification.idempotencyKey) == ["b:m2:1"])
+        let (tables, check, foreignKeys) = try await store.perform { db in
+            (try db.integer("SELECT count(*) FROM sqlite_master WHERE name IN ('processed', 'conversations_v2', 'messages_v2', 'bot_state_v2')"),
+             try db.text("PRAGMA integrity_check"), try db.integer("PRAGMA foreign_keys"))
+        }
+        #expect(tables == 0 && check == "ok" && foreignKeys == 1)
+
+        // It goes on from there: the next message takes the next sequence number, commits run.
+        let m4 = try await store.append(Fixture.customer("c", "four"))
+        #expect(m4.seq == 7)
+        let m3 = try #require(t.last)
+        #expect(try await Fixture.decideAndCommit(store, m4) == .outOfOrder, "m3 first")
+        #expect(try await Fixture.decideAndCommit(store, m3) == .committed)
+        #expect(try await Fixture.decideAndCommit(store, m3) == .duplicate)
+        #expect(try await Fixture.decideAndCommit(store, m4) == .committed)
+        try await store.advanceCursor(bot: "b")
+        #expect(try await store.cursor(bot: "b") == 5, "just below n1, the oldest message not done")
+    }
+
+    /// A message's idempotency key is its id: unique because the id is, without an index of its own.
+    @Test func anIdempotencyKeyIsTheMessageID() async throws {
+        let dir = TempDir()
+        let store = try await SQLiteStore(path: dir.path())
+        defer { Task { try? await store.close() } }
+        try await store.append(Fixture.customer("c", "hi"))
+        await #expect(throws: StoreError.self) {
+            try await store.perform { db in
+                try db.execute("""
+                    INSERT INTO messages (id, conversation_id, sender_type, content, created_at, idempotency_key)
+                    VALUES ('x', 'c', 'bot', 'no', 0, 'y')
+                    """)
+            }
+        }
+        let indexes = try await store.perform { db in
+            try db.integer("SELECT count(*) FROM pragma_index_list('messages') WHERE \"unique\"")
+        }
+        #expect(indexes == 1, "one unique index: the id's")
     }
 
     @Test func aFailingMigrationLeavesTheOldVersion() async throws {
