@@ -83,7 +83,14 @@ public final class PostgresStore: ChatStore {
         let deadline = clock.now + timeout
         while true {
             let generation = listener?.generation ?? 0
-            if try await latestSeq() > seq { return }
+            do {
+                if try await latestSeq() > seq { return }
+            } catch let error as StoreError where error.isTransient {
+                // The database is away: wait a little and let the caller's next (retried) call
+                // find out when it is back.
+                try? await Task.sleep(for: min(max(.zero, deadline - clock.now), layout.pollInterval))
+                return
+            }
             let now = clock.now
             if now >= deadline || Task.isCancelled { return }
             if let listener, listener.isListening {
