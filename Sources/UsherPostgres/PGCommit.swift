@@ -62,7 +62,8 @@ struct PGCommit {
         if batch.contains(where: { !$0.outgoing.isEmpty }) {
             var low: [String: Int64] = [:]
             for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
-            let conversations = Array(low.keys)
+            let conversations = Array(low.keys).sorted()
+            if let lock = sql.lockConversations { try db.execute(lock, [PGText.array(conversations)], prepare: true) }
             let r = try db.execute(sql.agentAfter, [PGText.array(conversations), PGText.array(conversations.map { low[$0]! })],
                                    prepare: true)
             for i in 0..<r.rows { agentSeq[r.string(i, 0)] = r.int64(i, 1) }

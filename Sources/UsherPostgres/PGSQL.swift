@@ -101,6 +101,18 @@ package struct PGSQL: Sendable {
         """
     }
 
+    /// $1 conversations: their rows locked (in a fixed order) before the agent check, so that a
+    /// backend writing a message through its conversation row (as `append` does) either
+    /// committed before the check — and is seen — or takes its sequence number after this
+    /// commit. Needs UPDATE on a column of the table; nil when no conversation column is written.
+    var lockConversations: String? {
+        guard updateConversations != nil else { return nil }
+        return """
+        SELECT 1 FROM \(l.conversations) AS c JOIN unnest($1::text[]) AS w(c) ON c.\(l.cID) = \(l.conversationID("w.c"))
+        ORDER BY c.\(l.cID) FOR UPDATE OF c
+        """
+    }
+
     /// $1 conversations, $2 low: the newest agent message after `low`, per conversation.
     package var agentAfter: String {
         """
