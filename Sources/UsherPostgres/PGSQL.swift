@@ -105,7 +105,7 @@ package struct PGSQL: Sendable {
     /// backend writing a message through its conversation row (as `append` does) either
     /// committed before the check — and is seen — or takes its sequence number after this
     /// commit. Needs UPDATE on a column of the table; nil when no conversation column is written.
-    var lockConversations: String? {
+    package var lockConversations: String? {
         guard updateConversations != nil else { return nil }
         return """
         SELECT 1 FROM \(l.conversations) AS c JOIN unnest($1::text[]) AS w(c) ON c.\(l.cID) = \(l.conversationID("w.c"))

@@ -1,0 +1,348 @@
+import Foundation
+import UsherEngine
+import UsherPostgres
+import UsherRuntime
+import UsherStore
+
+/// The ceiling: pgbench running, per transaction, the statements one worker batch runs — the
+/// claim, the states read and the group commit — with the store's own SQL text (`store.sql`,
+/// generated from the layout) and the parameter values the store sends for that batch.
+///
+/// How the script stays the same as the store:
+/// - Every statement is the `PGSQL` property the store executes, taken from a live
+///   `PostgresStore` at run time; each `$n` becomes a pgbench variable `:s<statement>_<n>`
+///   (pgbench turns them back into `$n` of a prepared statement, `-M prepared`, as libpq's
+///   `PQprepare` does in the store). Nothing else in the text changes.
+/// - The statements come in the order `Worker.process` and `PGCommit.write` run them for a batch
+///   of fresh conversations: claim, states, BEGIN, processed, lockStates, undoneBetween,
+///   lockConversations, agentAfter, one openHandoff per conversation handed off, updateConversations,
+///   insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT.
+/// - The values are built here as `PGCommit` builds them (same array literals, the same
+///   decisions from the engine, the same JSON for states), one row per batch in
+///   `bench.batches`, fetched by the script with `\gset` (the only statement the store does not
+///   run; its cost is measured alone and reported).
+/// - pg_stat_statements then compares both runs statement by statement (calls and rows per
+///   batch): any drift between this mirror and `PGCommit` shows up there.
+struct Ceiling {
+    /// One statement of a batch with its parameter values (nil: NULL).
+    struct Statement {
+        var sql: String
+        var params: [String?]
+    }
+
+    let backlog: Backlog
+    let bot: BotRuntime
+    let batchSize: Int
+
+    /// The statements of the worker batch made of messages `range` of the backlog.
+    func statements(_ range: Range<Int>, worker: String, until: Date, now: Date) -> [Statement] {
+        let sql = backlog.sql
+        let messages = range.map(backlog.message)
+        var order: [String] = []
+        var byConversation: [String: [StoredMessage]] = [:]
+        for m in messages {
+            if byConversation[m.conversationID] == nil { order.append(m.conversationID) }
+            byConversation[m.conversationID, default: []].append(m)
+        }
+        var out: [Statement] = []
+        // Worker.process: the claim of the conversations not held, sorted (PostgresStore.claim).
+        out.append(Statement(sql: sql.claim, params: [bot.id, Arr.text(order.sorted()), worker,
+                                                      String(until.timeIntervalSince1970)]))
+        // Worker.groupCommit: the states, then every message decided in memory.
+        out.append(Statement(sql: sql.states, params: [bot.id, Arr.text(order)]))
+        var batch: [Commit] = []
+        for c in order { batch += BenchBot.decide(byConversation[c]!, bot, at: now) }
+        out.append(Statement(sql: "BEGIN", params: []))
+        out += commitStatements(batch, sql)
+        out.append(Statement(sql: "COMMIT", params: []))
+        return out
+    }
+
+    /// `PGCommit.writeInTransaction` for a batch whose conversations have no state yet, none of
+    /// whose messages is done, with no agent message: every commit is committed.
+    private func commitStatements(_ batch: [Commit], _ sql: PGSQL) -> [Statement] {
+        struct Pair: Hashable { var bot: String; var conversation: String }
+        func pair(_ c: Commit) -> Pair { Pair(bot: c.bot, conversation: c.inbound.conversationID) }
+        var seen = Set<Pair>()
+        let pairs = batch.map(pair).filter { seen.insert($0).inserted }
+        var out: [Statement] = []
+        // 1. Done marks. 2. States, locked.
+        out.append(Statement(sql: sql.processed, params: [Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id))]))
+        out.append(Statement(sql: sql.lockStates, params: [Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation))]))
+        // 3. Earlier messages not done (no state yet: watermark 0).
+        var high: [Pair: Int64] = [:]
+        for c in batch { high[pair(c)] = max(high[pair(c)] ?? 0, c.inbound.seq) }
+        out.append(Statement(sql: sql.undoneBetween, params: [
+            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)),
+            Arr.int(pairs.map { _ in 0 }), Arr.int(pairs.map { high[$0] ?? 0 }),
+        ]))
+        // 4. The conversations' rows locked (sorted), then agent messages after the oldest
+        // inbound one.
+        if batch.contains(where: { !$0.outgoing.isEmpty }) {
+            var low: [String: Int64] = [:]
+            for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
+            let conversations = Array(low.keys).sorted()
+            if let lock = sql.lockConversations { out.append(Statement(sql: lock, params: [Arr.text(conversations)])) }
+            out.append(Statement(sql: sql.agentAfter, params: [Arr.text(conversations), Arr.int(conversations.map { low[$0]! })]))
+        }
+        // 5. Classification: every commit commits; handoffs open as the owner becomes waiting.
+        var owner: [Pair: Owner] = [:]
+        for c in batch {
+            let p = pair(c)
+            let before = owner[p]
+            owner[p] = c.state.owner
+            if c.state.owner == .waiting, before != .waiting {
+                let handoff = c.notifications.first { $0.isHandoff }
+                out.append(Statement(sql: sql.openHandoff, params: [
+                    c.bot, c.inbound.conversationID, "\(c.bot):\(c.inbound.id):handoff", c.inbound.id, handoff?.queue,
+                    handoff?.reason, c.state.customerName, c.outgoing.first { $0.from == .system }?.ruleID,
+                ]))
+            } else if c.state.owner != .waiting, before == .waiting {
+                out.append(Statement(sql: sql.closeHandoff, params: [c.bot, c.inbound.conversationID]))
+            }
+        }
+        // 6. Conversations: the last state of each.
+        if let q = sql.updateConversations {
+            var last: [String: ConversationState] = [:]
+            var order: [String] = []
+            for c in batch {
+                if last[c.inbound.conversationID] == nil { order.append(c.inbound.conversationID) }
+                last[c.inbound.conversationID] = c.state
+            }
+            var params: [String?] = [Arr.text(order)]
+            for w in sql.conversationWrites {
+                params.append(Arr.optional(order.map { c -> String? in
+                    let s = last[c]!
+                    switch w.param {
+                    case "owner": return s.owner.rawValue   // the native layout's owner values
+                    case "assigned": return s.owner == .bot ? "false" : "true"
+                    case "count": return String(s.customerMessages)
+                    case "tags": return json(s.tags)
+                    case "metadata": return json(s.metadata)
+                    default: return s.customerID
+                    }
+                }))
+            }
+            let now = Date().timeIntervalSince1970
+            params.append(Arr.double(order.map { _ in now }))
+            out.append(Statement(sql: q, params: params))
+        }
+        // 7. Replies and notices. 8. Notifications.
+        let outgoing = batch.flatMap(\.outgoing)
+        if !outgoing.isEmpty {
+            out.append(Statement(sql: sql.insertOutgoing, params: [
+                Arr.text(outgoing.map(\.idempotencyKey)), Arr.text(outgoing.map(\.conversationID)),
+                Arr.text(outgoing.map { $0.from == .system ? "system" : "bot" }),
+                Arr.text(outgoing.map(\.senderID)), Arr.text(outgoing.map(\.senderName)),
+                Arr.text(outgoing.map(\.text)), Arr.double(outgoing.map { $0.at.timeIntervalSince1970 }),
+                Arr.text(outgoing.map(\.ruleID)),
+            ]))
+        }
+        let notes = batch.flatMap { c in c.notifications.map { (c.bot, $0) } }
+        if !notes.isEmpty {
+            out.append(Statement(sql: sql.insertNotifications, params: [
+                Arr.text(notes.map(\.0)), Arr.text(notes.map(\.1.idempotencyKey)),
+                Arr.text(notes.map(\.1.conversationID)), Arr.text(notes.map(\.1.queue)),
+                Arr.text(notes.map(\.1.reason)), Arr.text(notes.map(\.1.text)),
+                Arr.optional(notes.map(\.1.customerName)), Arr.text(notes.map(\.1.lastMessage)),
+                "{" + notes.map { $0.1.isHandoff ? "t" : "f" }.joined(separator: ",") + "}",
+                Arr.double(notes.map { $0.1.at.timeIntervalSince1970 }),
+            ]))
+        }
+        // 9. States: new ones, with the watermark. 10. Done marks.
+        var final: [Pair: (Commit, Int64)] = [:]
+        for c in batch { final[pair(c)] = (c, max(final[pair(c)]?.1 ?? 0, c.inbound.seq)) }
+        out.append(Statement(sql: sql.insertStates, params: [
+            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)),
+            Arr.int(pairs.map { Int64(final[$0]!.0.state.version) }),
+            Arr.text(pairs.map { final[$0]!.0.state.owner.rawValue }),
+            Arr.int(pairs.map { final[$0]!.1 }),
+            Arr.text(pairs.map { json(final[$0]!.0.state) }),
+            Arr.text(pairs.map { final[$0]!.0.ruleSetVersion }),
+        ]))
+        out.append(Statement(sql: sql.insertProcessed, params: [
+            Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id)), Arr.int(batch.map(\.inbound.seq)),
+            Arr.text(batch.map(\.inbound.conversationID)), Arr.optional(batch.map { _ in nil }),
+        ]))
+        return out
+    }
+
+    private func json(_ value: some Encodable) -> String {
+        (try? String(decoding: JSONEncoder().encode(value), as: UTF8.self)) ?? "null"
+    }
+
+    // MARK: the pgbench script and its data
+
+    /// A script and the data it reads, for the full batches of the backlog.
+    struct Script {
+        var text: String
+        /// pgbench `-D` definitions: values every batch shares.
+        var constants: [String: String]
+        /// Per-batch variable names (columns of `bench.batches`) and one row per batch.
+        var columns: [String]
+        var rows: [[String?]]
+        var batches: Int
+        var messagesPerBatch: Int
+        var fetchOnly: String
+    }
+
+    func script(worker: String) throws -> Script {
+        let batches = backlog.count / batchSize
+        guard batches > 0 else { throw BenchError("the backlog is smaller than one batch") }
+        let until = Date().addingTimeInterval(3600)
+        let now = Date()
+        let all = (0..<batches).map { statements($0 * batchSize..<($0 + 1) * batchSize, worker: worker, until: until, now: now) }
+        let shape = all[0].map(\.sql)
+        guard all.allSatisfy({ $0.map(\.sql) == shape }) else { throw BenchError("batches of different shapes") }
+        // A variable per (statement, parameter); constant across batches → -D, else a column.
+        var constants: [String: String] = [:]
+        var columns: [String] = []
+        var columnIndex: [(s: Int, p: Int)] = []
+        var nullConstants: Set<String> = []
+        for (s, statement) in all[0].enumerated() {
+            for p in statement.params.indices {
+                let name = "s\(s)_\(p + 1)"
+                let values = all.map { $0[s].params[p] }
+                if values.allSatisfy({ $0 == values[0] }) {
+                    if let v = values[0] { constants[name] = v } else { nullConstants.insert(name) }
+                } else {
+                    columns.append(name)
+                    columnIndex.append((s, p))
+                }
+            }
+        }
+        // NULL constants cannot travel in -D; they are fetched (pgbench passes them as '').
+        for name in nullConstants.sorted() { columns.append(name) }
+        let rows: [[String?]] = all.map { batch in
+            columnIndex.map { batch[$0.s].params[$0.p] } + nullConstants.sorted().map { _ in nil }
+        }
+        var text = """
+        -- usher-pg-bench: one worker batch of \(batchSize) messages (claim, states, group commit),
+        -- the statements of PostgresStore with pgbench variables in place of $n.
+        \\set k :n * :clients + :client_id
+        \\set n :n + 1
+        SELECT \(columns.joined(separator: ", ")) FROM bench.batches WHERE k = :k \\gset
+
+        """
+        // The fetch alone, cycling over the batches (to time the bench's own statement).
+        let fetchOnly = text.replacingOccurrences(of: "\\set k :n * :clients + :client_id",
+                                                  with: "\\set k (:n * :clients + :client_id) % \(batches)")
+        for (s, statement) in all[0].enumerated() {
+            let body = Self.substitute(statement.sql, prefix: "s\(s)_")
+            text += body + ";\n"
+        }
+        return Script(text: text, constants: constants, columns: columns, rows: rows, batches: batches,
+                      messagesPerBatch: batchSize, fetchOnly: fetchOnly)
+    }
+
+    /// `$n` → `:<prefix>n`.
+    static func substitute(_ sql: String, prefix: String) -> String {
+        var out = ""
+        var chars = sql.makeIterator()
+        var pending: Character? = chars.next()
+        while let ch = pending {
+            pending = chars.next()
+            if ch == "$", let d = pending, d.isASCII, d.isNumber {
+                var digits = ""
+                while let d = pending, d.isASCII, d.isNumber { digits.append(d); pending = chars.next() }
+                out += ":\(prefix)\(digits)"
+            } else {
+                out.append(ch)
+            }
+        }
+        return out
+    }
+
+    /// Loads the batches' values into `bench.batches` of `database`.
+    static func load(_ script: Script, into database: String, _ server: BenchServer) throws {
+        let columns = script.columns.map { "\($0) text" }.joined(separator: ", ")
+        try server.psql("""
+            CREATE SCHEMA bench;
+            CREATE TABLE bench.batches (k integer PRIMARY KEY, \(columns));
+            """, database: database)
+        // COPY text format from a file the server reads.
+        let file = server.server.directory + "/batches-\(database).tsv"
+        var data = ""
+        for (k, row) in script.rows.enumerated() {
+            data += String(k)
+            for v in row { data += "\t" + (v.map(copyEscape) ?? "\\N") }
+            data += "\n"
+        }
+        try data.write(toFile: file, atomically: true, encoding: .utf8)
+        _ = chmod(file, 0o644)
+        defer { unlink(file) }
+        // Stored uncompressed, so the fetch costs a read and not a decompression.
+        let plain = script.columns.map { "ALTER COLUMN \($0) SET STORAGE EXTERNAL" }.joined(separator: ", ")
+        try server.psql("""
+            ALTER TABLE bench.batches \(plain);
+            COPY bench.batches FROM '\(file)';
+            VACUUM ANALYZE bench.batches;
+            """, database: database)
+    }
+
+    static func copyEscape(_ s: String) -> String {
+        var out = ""
+        for ch in s.unicodeScalars {
+            switch ch {
+            case "\\": out += "\\\\"
+            case "\t": out += "\\t"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            default: out.unicodeScalars.append(ch)
+            }
+        }
+        return out
+    }
+
+    /// pgbench with `clients` clients, each running `perClient` batches of the script.
+    static func pgbench(_ server: BenchServer, script: String, constants: [String: String], database: String,
+                        clients: Int, perClient: Int) throws -> (tps: Double, cpu: Double) {
+        let file = NSTemporaryDirectory() + "usher-pg-bench-\(getpid())-\(UUID().uuidString).pgbench"
+        try script.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { unlink(file) }
+        var args = [server.program("pgbench"), "-n", "-M", "prepared", "-h", server.server.directory, "-U", server.server.user,
+                    "-c", String(clients), "-j", String(clients), "-t", String(perClient),
+                    "-D", "n=0", "-D", "clients=\(clients)"]
+        for (k, v) in constants.sorted(by: { $0.key < $1.key }) { args += ["-D", "\(k)=\(v)"] }
+        args += ["-f", file, database]
+        let before = cpuSeconds(children: true)
+        let (status, out) = try Shell.run(args)
+        let cpu = cpuSeconds(children: true) - before
+        let processed = out.split(separator: "\n").first { $0.hasPrefix("number of transactions actually processed:") }
+        guard status == 0, !out.contains("aborted"), let line = out.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
+              let tps = Double(line.dropFirst(6).prefix { $0 != " " }) else {
+            throw BenchError("pgbench failed (\(status)): \(out.suffix(2000))")
+        }
+        guard processed?.hasSuffix("\(clients * perClient)/\(clients * perClient)") ?? false else {
+            throw BenchError("pgbench did not run every batch: \(processed ?? "?")")
+        }
+        return (tps, cpu)
+    }
+}
+
+/// Array literals exactly as `PGText.array` writes them.
+enum Arr {
+    static func text(_ values: [String]) -> String {
+        var out = "{"
+        var first = true
+        for v in values {
+            if !first { out += "," }
+            first = false
+            out += "\""
+            for ch in v.unicodeScalars {
+                if ch == "\"" || ch == "\\" { out += "\\" }
+                out.unicodeScalars.append(ch)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+
+    static func optional(_ values: [String?]) -> String {
+        "{" + values.map { v in v.map { String(text([$0]).dropFirst().dropLast()) } ?? "NULL" }.joined(separator: ",") + "}"
+    }
+
+    static func int(_ values: [Int64]) -> String { "{" + values.map(String.init).joined(separator: ",") + "}" }
+
+    static func double(_ values: [Double]) -> String { "{" + values.map { String($0) }.joined(separator: ",") + "}" }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import UsherPostgres
+import UsherRuntime
+import UsherStore
+
+/// One worker with LISTEN/NOTIFY intake, on a copy of the history database, while other
+/// connections append customer messages at a fixed rate (each conversation gets three messages, spread out, so three replies). Latency is
+/// measured on the server: from the commit of the customer's message to the commit of the reply
+/// (`pg_xact_commit_timestamp`), and, as `usher-bench` measures it on SQLite, from the
+/// message's time (taken by the writer just before its insert) to the reply's time (taken by the
+/// worker when it decides the batch, just before its commit).
+enum Latency {
+    struct Result {
+        var p50: Double, p99: Double, max: Double
+        var clientP50: Double, clientP99: Double
+        var count: Int
+        var offered: Double
+        var profile: Profile
+        var seconds: Double
+    }
+
+    static func run(_ server: BenchServer, bot: BotRuntime, rate: Int, seconds duration: Int, writers: Int) async throws -> Result {
+        let database = "usher_latency"
+        try server.copy(Backlog.history, to: database)
+        defer { server.drop(database) }
+        let url = server.url(database)
+        let workerStore = try await PostgresStore(url: url)
+        let workerStoreSQL = workerStore.sql
+        var feeders: [PostgresStore] = []
+        for _ in 0..<writers { feeders.append(try await PostgresStore(url: url)) }
+        let metrics = Metrics()
+        var options = Worker.Options()
+        options.idleWait = .milliseconds(100)
+        let worker = Worker(store: workerStore, bots: [bot], workerID: "bench-latency", options: options, metrics: metrics,
+                            log: Logger(minimum: .error))
+        let task = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(300))   // the worker is idle and LISTENing
+        try server.checkpoint()
+        try Profile.reset(server)
+
+        let total = rate * duration
+        let conversations = max(1, total / 3)
+        let interval = 1.0 / Double(rate)
+        let clock = ContinuousClock()
+        let start = clock.now + .milliseconds(10)
+        // Writer f appends messages f, f + writers, …, each at its time (or at once when late).
+        let finished = try await withThrowingTaskGroup(of: ContinuousClock.Instant.self) { group in
+            for f in 0..<writers {
+                let feeder = feeders[f]
+                group.addTask {
+                    for i in stride(from: f, to: total, by: writers) {
+                        let due = start + .nanoseconds(Int64(Double(i) * interval * 1e9))
+                        if due > clock.now { try await Task.sleep(until: due, clock: .continuous) }
+                        _ = try await feeder.append(NewMessage(id: "m\(i)", conversationID: "c\(i % conversations)",
+                                                               from: .customer, text: "hi", at: Date()))
+                    }
+                    return clock.now
+                }
+            }
+            var last = start
+            for try await t in group { last = max(last, t) }
+            return last
+        }
+        let offered = Double(total) / max(1e-9, seconds(finished - start))
+        let ran = seconds(finished - start)
+        let deadline = clock.now + .seconds(60)
+        while (metrics.value("usher_commits_total", ["bot": "bench", "result": "committed"]) ?? 0) < Double(total) {
+            if clock.now > deadline { throw BenchError("latency: the worker did not decide every message within 60 s") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        worker.requestStop()
+        try await task.value
+        try await workerStore.close()
+        for f in feeders { try await f.close() }
+        try await Task.sleep(for: .milliseconds(300))   // the LISTEN connections close
+
+        let out = try server.value("""
+            SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY d), percentile_disc(0.99) WITHIN GROUP (ORDER BY d), max(d),
+                   percentile_disc(0.5) WITHIN GROUP (ORDER BY dc), percentile_disc(0.99) WITHIN GROUP (ORDER BY dc), count(*)
+            FROM (SELECT extract(epoch FROM pg_xact_commit_timestamp(r.xmin) - pg_xact_commit_timestamp(i.xmin)) * 1000 AS d,
+                         extract(epoch FROM r.created_at - i.created_at) * 1000 AS dc
+                  FROM messages AS i JOIN messages AS r ON r.idempotency_key = 'bench:' || i.id || ':0'
+                  WHERE i.sender_type = 'customer' AND i.id LIKE 'm%') AS t
+            """, database: database)
+        let profile = try Profile.read(server, database: database, sql: workerStoreSQL)
+        let f = out.split(separator: "\t").map { Double($0) ?? .nan }
+        guard f.count == 6 else { throw BenchError("latency query: \(out)") }
+        return Result(p50: f[0], p99: f[1], max: f[2], clientP50: f[3], clientP99: f[4], count: Int(f[5]), offered: offered,
+                      profile: profile, seconds: ran)
+    }
+}

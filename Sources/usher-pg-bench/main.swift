@@ -1,0 +1,255 @@
+// usher-pg-bench — the worker on PostgreSQL against pgbench running the same statements
+// (BENCHMARKS.md, "The worker on PostgreSQL"). Needs the PostgreSQL server binaries and pgbench;
+// starts its own server (fsync on) in a temporary directory and stops it at exit.
+//
+//     swift build -c release --product usher-pg-bench
+//     .build/release/usher-pg-bench [--quick] [--messages N] [--workers 1,2,4] [--rounds R]
+//                                   [--only throughput|latency] [--rate 1000] [--seconds 5]
+//                                   [--history N | --cold] [--profile] [--script FILE]
+//                                   [--notify-window S] [--set name=value] [--keep]
+//
+// Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
+// after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
+// workers (each its own PostgresStore and Worker), against pgbench with 1, 2 and 4 clients
+// running the claim, states and group commit of the same batches with the store's own SQL
+// (Ceiling.swift says how). Latency: one worker, LISTEN/NOTIFY, 1,000 msg/s offered by four
+// other connections. Every part runs R rounds (default 3, --quick 1); the summary gives the best
+// and the range. --profile prints the per-statement table of every round (else round 1);
+// --script writes the pgbench script (and FILE.defs, its -D values); --set adds a server setting
+// (diagnosis); --keep leaves the server and the template databases up after the throughput part.
+// USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
+// to compare the store's values with pgbench's.
+import Foundation
+import UsherPostgres
+import UsherPostgresTestServer
+
+/// Lines appear as they are printed, also into a pipe or file.
+func print(_ line: String = "") {
+    Swift.print(line)
+    fflush(nil)
+}
+
+let args = CommandLine.arguments
+func option(_ name: String) -> String? {
+    args.firstIndex(of: name).flatMap { args.indices.contains($0 + 1) ? args[$0 + 1] : nil }
+}
+let quick = args.contains("--quick")
+let messages = option("--messages").flatMap(Int.init) ?? (quick ? 8_000 : 40_000)
+let workerCounts = (option("--workers") ?? "1,2,4").split(separator: ",").compactMap { Int($0) }
+let rounds = option("--rounds").flatMap(Int.init) ?? (quick ? 1 : 3)
+let only = option("--only")
+let rate = option("--rate").flatMap(Int.init) ?? 1_000
+let latencySeconds = option("--seconds").flatMap(Int.init) ?? (quick ? 2 : 5)
+let profileAll = args.contains("--profile")
+let scriptPath = option("--script")
+/// Messages already answered before the backlog (a database in service); `--cold`: none.
+let history = args.contains("--cold") ? 0 : (option("--history").flatMap(Int.init) ?? messages)
+let batchSize = 512   // Worker.Options.batchSize
+/// `--notify-window S`: the workers' agent-notification window (default: the worker's, 10 s).
+let notifyWindow = option("--notify-window").flatMap(Double.init)
+/// `--set name=value` (repeatable): extra server settings, for diagnosis (e.g. synchronous_commit=off).
+let extraSettings: [String: String] = Dictionary(args.indices.filter { args[$0] == "--set" && $0 + 1 < args.count }.compactMap { i in
+    let kv = args[i + 1].split(separator: "=", maxSplits: 1).map(String.init)
+    return kv.count == 2 ? (kv[0], kv[1]) : nil
+}, uniquingKeysWith: { $1 })
+
+struct Sample {
+    var usher: Double
+    /// pgbench as measured, and as if its fetch of the batch's values cost nothing.
+    var pgbench: Double
+    var strict: Double
+    var ratio: Double { usher / pgbench }
+    var strictRatio: Double { usher / strict }
+}
+
+func summary(_ values: [Double], _ digits: Int = 0, higherIsBetter: Bool = true) -> String {
+    guard let best = higherIsBetter ? values.max() : values.min(), let lo = values.min(), let hi = values.max() else { return "–" }
+    return values.count == 1 ? fmt(best, digits) : "\(fmt(best, digits)) (range \(fmt(lo, digits))–\(fmt(hi, digits)))"
+}
+
+func printProfile(_ usher: Profile, usherBatches: Int, usherSeconds: Double, usherCPU: Double, _ pg: Profile, pgBatches: Int,
+                  pgSecondsPerBatch: Double, pgCPU: Double) {
+    func cell(_ r: Profile.Row?, _ batches: Int) -> String {
+        guard let r, batches > 0 else { return String(repeating: " ", count: 28) + "–" }
+        let calls = Double(r.calls) / Double(batches)
+        let rows = r.calls > 0 ? Double(r.rows) / Double(r.calls) : 0
+        let ms = r.milliseconds / Double(batches)
+        return (fmt(calls, 1).leftPad(7) + fmt(rows, 0).leftPad(8) + fmt(ms, 2).leftPad(10)) + "    "
+    }
+    var names: [String] = []
+    for r in usher.rows + pg.rows where !names.contains(r.name) { names.append(r.name) }
+    names.sort { (Profile.order.firstIndex(of: $0) ?? 99, $0) < (Profile.order.firstIndex(of: $1) ?? 99, $1) }
+    print("    per batch (server execution time from pg_stat_statements)")
+    print("    " + "statement".padding(toLength: 26, withPad: " ", startingAt: 0)
+          + "usher: calls  rows/call   ms    pgbench: calls  rows/call   ms")
+    var rest = (usher: 0.0, pg: 0.0)
+    for n in names {
+        let u = usher.row(n), p = pg.row(n)
+        func small(_ r: Profile.Row?, _ batches: Int) -> Bool {
+            guard let r else { return true }
+            return Double(r.calls) / Double(max(1, batches)) < 0.5 && r.milliseconds / Double(max(1, batches)) < 0.05
+        }
+        if small(u, usherBatches) && small(p, pgBatches) {
+            rest.usher += (u?.milliseconds ?? 0) / Double(max(1, usherBatches))
+            rest.pg += (p?.milliseconds ?? 0) / Double(max(1, pgBatches))
+            continue
+        }
+        print("    " + n.padding(toLength: 24, withPad: " ", startingAt: 0) + cell(u, usherBatches) + cell(p, pgBatches))
+    }
+    print("    " + "(the rest, rarely run)".padding(toLength: 24, withPad: " ", startingAt: 0)
+          + fmt(rest.usher, 2).leftPad(25) + "    " + fmt(rest.pg, 2).leftPad(25))
+    let uWall = usherSeconds * 1000 / Double(max(1, usherBatches))
+    print("    " + "server total".padding(toLength: 24, withPad: " ", startingAt: 0)
+          + fmt(usher.totalMilliseconds / Double(max(1, usherBatches)), 2).leftPad(25) + "    "
+          + fmt(pg.totalMilliseconds / Double(max(1, pgBatches)), 2).leftPad(25))
+    print("    " + "wall / batch / worker".padding(toLength: 24, withPad: " ", startingAt: 0)
+          + fmt(uWall, 2).leftPad(25) + "    " + fmt(pgSecondsPerBatch * 1000, 2).leftPad(25))
+    print("    " + "client CPU / batch".padding(toLength: 24, withPad: " ", startingAt: 0)
+          + fmt(usherCPU * 1000 / Double(max(1, usherBatches)), 2).leftPad(25) + "    "
+          + fmt(pgCPU * 1000 / Double(max(1, pgBatches)), 2).leftPad(25) + "   (the workers' process; pgbench)")
+}
+
+extension String {
+    func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
+}
+
+func main() async throws {
+    print("usher-pg-bench (\(quick ? "quick" : "full") run; \(ProcessInfo.processInfo.activeProcessorCount) cores; \(rounds) round\(rounds == 1 ? "" : "s")): "
+          + args.joined(separator: " "))
+    let server = try BenchServer(extra: extraSettings)
+    print("server: \(try server.describeSettings())")
+    let (dir, bot) = try BenchBot.make()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let started = ContinuousClock.now
+    let sql = try await Backlog.createHistory(server, count: history, bot: bot)
+    print("history: \(fmt(Double(history))) messages answered before the backlog\(history == 0 ? " (--cold: Usher's tables analyzed empty)" : "")"
+          + " (\(fmt(seconds(ContinuousClock.now - started), 1)) s to build)")
+
+    var throughput: [Int: [Sample]] = [:]
+    if only == nil || only == "throughput" {
+        let started = ContinuousClock.now
+        let backlog = try Backlog.create(server, count: messages, sql: sql)
+        let ceiling = Ceiling(backlog: backlog, bot: bot, batchSize: batchSize)
+        let script = try ceiling.script(worker: "pgbench")
+        if let scriptPath {
+            var text = script.text
+            text += "\n-- -D definitions (values every batch shares):\n"
+            for (k, v) in script.constants.sorted(by: { $0.key < $1.key }) { text += "--   \(k)=\(v.prefix(120))\(v.count > 120 ? "…" : "")\n" }
+            try text.write(toFile: scriptPath, atomically: true, encoding: .utf8)
+            // The -D definitions in full, one a line (for `mapfile`).
+            try script.constants.sorted(by: { $0.key < $1.key }).map { "-D\n\($0.key)=\($0.value)\n" }.joined()
+                .write(toFile: scriptPath + ".defs", atomically: true, encoding: .utf8)
+            print("pgbench script written to \(scriptPath)")
+        }
+        let pgTemplate = "usher_backlog_pgbench"
+        try server.copy(Backlog.template, to: pgTemplate)
+        try Ceiling.load(script, into: pgTemplate, server)
+        let statements = script.text.split(separator: "\n").filter { $0.hasSuffix(";") }.count
+        print("backlog: \(fmt(Double(messages))) messages in \(fmt(Double((messages + 3) / 4))) conversations of 4 "
+              + "(\(fmt(seconds(ContinuousClock.now - started), 1)) s to build); pgbench: \(script.batches) batches of "
+              + "\(batchSize), \(statements) statements each + 1 fetch")
+
+        for round in 1...rounds {
+            for w in workerCounts {
+                let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first ?? "?"
+                // Usher.
+                let db = "usher_run"
+                try server.copy(Backlog.template, to: db)
+                try server.checkpoint()
+                try Profile.reset(server)
+                let u = try await UsherRun.run(server, backlog, database: db, workers: w, bot: bot, notificationWindow: notifyWindow)
+                let up = try Profile.read(server, database: db, sql: backlog.sql)
+                server.drop(db)
+                // pgbench on the same batches (whole batches, split evenly between the clients).
+                let pdb = "usher_pgbench"
+                try server.copy(pgTemplate, to: pdb)
+                try server.checkpoint()
+                try Profile.reset(server)
+                let perClient = script.batches / w
+                let (tps, pgCPU) = try Ceiling.pgbench(server, script: script.text, constants: script.constants, database: pdb,
+                                                   clients: w, perClient: perClient)
+                let pp = try Profile.read(server, database: pdb, sql: backlog.sql)
+                // The fetch alone (the bench's own statement inside the ceiling's transactions),
+                // at the same concurrency, over at least 40 batches a client.
+                let fetchRuns = max(perClient, 40)
+                let (fetchTPS, _) = try Ceiling.pgbench(server, script: script.fetchOnly, constants: [:], database: pdb,
+                                                        clients: w, perClient: fetchRuns)
+                server.drop(pdb)
+                // Per batch and client: the whole transaction, the fetch alone, and without the fetch.
+                let batchMs = 1000 * Double(w) / tps
+                let fetchMs = 1000 * Double(w) / fetchTPS
+                let ceilingRate = tps * Double(batchSize)
+                let strictRate = Double(w) * 1000 / max(batchMs - fetchMs, 1e-9) * Double(batchSize)
+                let sample = Sample(usher: u.messagesPerSecond, pgbench: ceilingRate, strict: strictRate)
+                throughput[w, default: []].append(sample)
+                print("round \(round), \(w) worker\(w == 1 ? " " : "s"): usher \(fmt(u.messagesPerSecond)) msg/s "
+                      + "(\(fmt(u.seconds, 2)) s\(u.conflicts > 0 ? ", \(u.conflicts) conflicts" : ""))   pgbench \(w) client\(w == 1 ? "" : "s"): "
+                      + "\(fmt(ceilingRate)) msg/s (\(fmt(tps, 1)) tps × \(batchSize)), \(fmt(strictRate)) without its fetch "
+                      + "(\(fmt(fetchMs, 2)) of \(fmt(batchMs, 1)) ms a batch)   ratio \(fmt(sample.strictRatio, 2)) "
+                      + "(\(fmt(sample.ratio, 2)) to pgbench as measured)   [load before: \(load)]")
+                if round == 1 || profileAll {
+                    let usherBatches = up.row("insertProcessed")?.calls ?? 0
+                    printProfile(up, usherBatches: usherBatches, usherSeconds: u.seconds * Double(w), usherCPU: u.cpu, pp,
+                                 pgBatches: perClient * w, pgSecondsPerBatch: Double(w) / tps, pgCPU: pgCPU)
+                }
+            }
+        }
+        if args.contains("--keep") {
+            // Debugging: leave the server and the template databases for psql, until killed.
+            print("--keep: server at \(server.server.directory) (databases \(Backlog.template), \(pgTemplate))")
+            while true { try await Task.sleep(for: .seconds(3600)) }
+        }
+        server.drop(pgTemplate)
+        server.drop(Backlog.template)
+    }
+
+    var latencies: [Latency.Result] = []
+    if only == nil || only == "latency" {
+        for round in 1...rounds {
+            let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first ?? "?"
+            let l = try await Latency.run(server, bot: bot, rate: rate, seconds: latencySeconds, writers: 4)
+            latencies.append(l)
+            print("round \(round), latency at \(fmt(Double(rate))) msg/s offered (\(fmt(l.offered)) achieved by 4 writers, "
+                  + "\(l.count) replies): commit → commit p50 \(fmt(l.p50, 2)) ms, p99 \(fmt(l.p99, 2)) ms, max \(fmt(l.max, 1)) ms; "
+                  + "message time → reply time p50 \(fmt(l.clientP50, 2)) ms, p99 \(fmt(l.clientP99, 2)) ms   [load before: \(load)]")
+            if round == 1 || profileAll {
+                // Per group commit: what the worker's statements cost on the server.
+                let commits = max(1, l.profile.row("insertProcessed")?.calls ?? 1)
+                print("    \(commits) group commits (\(fmt(Double(l.count) / Double(commits), 1)) messages each); server time per commit:")
+                for r in l.profile.rows where Double(r.calls) / Double(commits) >= 0.05 && !r.name.hasPrefix("other")
+                    && r.name != "BEGIN" && r.name != "COMMIT" {
+                    print("    " + r.name.padding(toLength: 24, withPad: " ", startingAt: 0) + fmt(Double(r.calls) / Double(commits), 2).leftPad(7)
+                          + " calls" + fmt(r.milliseconds / Double(commits), 3).leftPad(9) + " ms")
+                }
+                print("    " + "all (with the writers')".padding(toLength: 24, withPad: " ", startingAt: 0) + fmt(l.profile.totalMilliseconds / Double(commits), 3).leftPad(22) + " ms")
+            }
+        }
+    }
+
+    print("")
+    print("summary (best, and the range over \(rounds) round\(rounds == 1 ? "" : "s")):")
+    for w in workerCounts {
+        guard let s = throughput[w] else { continue }
+        print("  \(w) worker\(w == 1 ? " " : "s"): usher \(summary(s.map(\.usher))) msg/s; pgbench \(w) client\(w == 1 ? "" : "s") "
+              + "\(summary(s.map(\.pgbench))) msg/s, without its fetch \(summary(s.map(\.strict))); "
+              + "ratio \(summary(s.map(\.strictRatio), 2)) (to pgbench as measured \(summary(s.map(\.ratio), 2)))   [target ≥ 0.8]")
+    }
+    if !latencies.isEmpty {
+        print("  latency at \(fmt(Double(rate))) msg/s, commit → commit: p50 \(summary(latencies.map(\.p50), 2, higherIsBetter: false)) ms, "
+              + "p99 \(summary(latencies.map(\.p99), 2, higherIsBetter: false)) ms   [target p99 ≤ 5 ms]")
+        print("  latency, message time → reply time: p50 \(summary(latencies.map(\.clientP50), 2, higherIsBetter: false)) ms, "
+              + "p99 \(summary(latencies.map(\.clientP99), 2, higherIsBetter: false)) ms")
+    }
+}
+
+let done = DispatchSemaphore(value: 0)
+nonisolated(unsafe) var failed = false
+Task.detached {
+    do { try await main() } catch {
+        print("usher-pg-bench failed: \(error)")
+        failed = true
+    }
+    done.signal()
+}
+done.wait()
+exit(failed ? 1 : 0)
