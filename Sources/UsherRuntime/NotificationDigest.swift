@@ -15,25 +15,21 @@ public struct NotificationDigest: Sendable, Hashable {
 
     /// Merges `notifications` (in store order): consecutive notifications of one queue whose
     /// times lie within `window` of the burst's first become one digest. Muted queues are
-    /// dropped.
+    /// dropped. Each burst is digested once, when it is complete.
     public static func merge(_ notifications: [StoredNotification], window: TimeInterval,
                              muted: Set<String> = []) -> [NotificationDigest] {
-        var out: [NotificationDigest] = []
-        var open: [String: Int] = [:]            // queue → index in `out` of its open burst
-        var burst: [Int: [StoredNotification]] = [:]
+        var bursts: [[StoredNotification]] = []
+        var open: [String: Int] = [:]            // queue → index in `bursts` of its open burst
         for n in notifications where !muted.contains(n.notification.queue) {
             let q = n.notification.queue
-            if let i = open[q], let first = burst[i]?.first,
-               n.notification.at.timeIntervalSince(first.notification.at) <= window {
-                burst[i]!.append(n)
-                out[i] = digest(burst[i]!)
+            if let i = open[q], n.notification.at.timeIntervalSince(bursts[i][0].notification.at) <= window {
+                bursts[i].append(n)
             } else {
-                out.append(digest([n]))
-                open[q] = out.count - 1
-                burst[out.count - 1] = [n]
+                open[q] = bursts.count
+                bursts.append([n])
             }
         }
-        return out
+        return bursts.map(digest)
     }
 
     static func digest(_ burst: [StoredNotification]) -> NotificationDigest {
