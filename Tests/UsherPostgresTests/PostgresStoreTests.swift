@@ -64,8 +64,10 @@ struct PostgresStoreTests {
         let store = try await PostgresStore(url: url)
         _ = try await customer(store, "a", "first")
         let slow = try PGConnection(url)
-        try slow.script("BEGIN")
-        try slow.execute("INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('late', 'a', 'customer', 'late')")
+        // Its own conversation: the open transaction holds that row's key-share lock, which a
+        // commit in the conversation would (rightly) wait for.
+        try slow.script("INSERT INTO conversations (id) VALUES ('z'); BEGIN")
+        try slow.execute("INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('late', 'z', 'customer', 'late')")
         let later = try await customer(store, "b", "after the slow one")
         for m in try await store.pending(bot: Self.bot.id, after: 0, limit: 10) {
             #expect(try await reply(store, m, "ok") == .committed)
@@ -81,7 +83,7 @@ struct PostgresStoreTests {
         options.gapTimeout = .zero
         let quick = try await PostgresStore(url: url, options: options)
         try slow.script("BEGIN; INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('gone', 'a', 'customer', 'x'); ROLLBACK")
-        _ = try await quick.commit(ConformanceSuite.sampleCommit(pending[0], after: try await quick.state(bot: Self.bot.id, conversation: "a"), reply: "ok"))
+        _ = try await quick.commit(ConformanceSuite.sampleCommit(pending[0], after: try await quick.state(bot: Self.bot.id, conversation: "z"), reply: "ok"))
         _ = try await customer(quick, "c", "last")
         for m in try await quick.pending(bot: Self.bot.id, after: 0, limit: 10) { _ = try await reply(quick, m, "ok") }
         try await quick.advanceCursor(bot: Self.bot.id)
