@@ -18,21 +18,40 @@ package struct JSONWriter {
     /// `"key":` (the key must need no escaping).
     @inline(__always)
     package mutating func key(_ k: StaticString, first: Bool = false) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        bytes.append(UInt8(ascii: "\""))
-        k.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        k.withUTF8Buffer { quoted($0, comma: !first, colon: true) }
     }
 
+    /// `[,]"text"[:]` for text that needs no escaping, in one append: each `Array.append` call
+    /// costs about as much as copying a short key.
+    @inline(__always)
+    private mutating func quoted(_ text: UnsafeBufferPointer<UInt8>, comma: Bool, colon: Bool) {
+        bytes.append(addingCapacity: text.count + 4) { out in
+            out.withUnsafeMutableBufferPointer { b, count in
+                var i = count
+                if comma { b[i] = UInt8(ascii: ","); i += 1 }
+                b[i] = UInt8(ascii: "\"")
+                if let from = text.baseAddress { (b.baseAddress! + i + 1).update(from: from, count: text.count) }
+                i += 1 + text.count
+                b[i] = UInt8(ascii: "\"")
+                i += 1
+                if colon { b[i] = UInt8(ascii: ":"); i += 1 }
+                count = i
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ c: UInt8) -> Bool { c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") }
+
     package mutating func string(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { buf in
+            if !buf.contains(where: Self.needsEscape) { return quoted(buf, comma: false, colon: false) }
+            bytes.append(UInt8(ascii: "\""))
             var start = 0
             for i in 0..<buf.count {
                 let c = buf[i]
-                if c >= 0x20 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { continue }
+                if !Self.needsEscape(c) { continue }
                 if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start..<i])) }
                 start = i + 1
                 switch c {
@@ -50,39 +69,38 @@ package struct JSONWriter {
                 }
             }
             if start < buf.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start...])) }
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     package mutating func int(_ v: Int) {
-        if v == 0 { bytes.append(UInt8(ascii: "0")); return }
-        var m = v.magnitude
-        if v < 0 { bytes.append(UInt8(ascii: "-")) }
-        var tmp: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: enough for 20 digits
-        let count = withUnsafeMutableBytes(of: &tmp) { p -> Int in
-            var n = 0
-            while m > 0 {
-                p[23 - n] = UInt8(ascii: "0") + UInt8(m % 10)
-                m /= 10
-                n += 1
+        bytes.append(addingCapacity: 20) { out in   // a sign and 19 digits
+            out.withUnsafeMutableBufferPointer { b, count in
+                var m = v.magnitude
+                if v < 0 { b[count] = UInt8(ascii: "-"); count += 1 }
+                var digits = 1
+                var rest = m / 10
+                while rest > 0 { digits += 1; rest /= 10 }
+                count += digits
+                for i in stride(from: count - 1, through: count - digits, by: -1) {
+                    b[i] = UInt8(ascii: "0") + UInt8(m % 10)
+                    m /= 10
+                }
             }
-            bytes.append(contentsOf: p[(24 - n)...])
-            return n
         }
-        _ = count
     }
 
     /// Shortest text that reads back as the same `Double` (what `JSONEncoder` writes too).
     package mutating func double(_ v: Double) {
         if v.isFinite, v == v.rounded(.towardZero), abs(v) < 1e15 {
             int(Int(v))
-            bytes.append(UInt8(ascii: "."))
-            bytes.append(UInt8(ascii: "0"))
+            raw(".0")
             return
         }
-        bytes.append(contentsOf: v.description.utf8)
+        var text = v.description
+        text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     package mutating func bool(_ v: Bool) { v ? raw("true") : raw("false") }

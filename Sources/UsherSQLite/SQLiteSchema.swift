@@ -117,7 +117,7 @@ package enum SQLiteSchema {
     """
 
     /// What a commit writes, made leaner (docs/store-sqlite.md, "Schema"): the statements of a
-    /// commit with one reply cost less than half (`usher-store-bench --micro`: 18.2 → 8.5 µs).
+    /// commit with one reply cost half (`usher-store-bench --micro`: 16.6–18.2 → 8.5 µs).
     ///
     /// - `processed` goes: `bot_state.last_seq` already is the per-conversation watermark, and
     ///   commits are in per-conversation order, so an inbound message is done for a bot exactly
