@@ -121,8 +121,8 @@ struct PGCommit {
                     case "owner": return l.ownerValues[s.owner.rawValue] ?? s.owner.rawValue
                     case "assigned": return s.owner == .bot ? "false" : "true"
                     case "count": return String(s.customerMessages)
-                    case "tags": return Self.json(s.tags)
-                    case "metadata": return Self.json(s.metadata)
+                    case "tags": return Self.json { $0.stringArray(s.tags) }
+                    case "metadata": return Self.json { $0.stringMap(s.metadata) }
                     default: return s.customerID
                     }
                 }))
@@ -211,7 +211,9 @@ struct PGCommit {
         return batch.map(pair).filter { seen.insert($0).inserted }
     }
 
-    static func json(_ value: some Encodable) -> String {
-        (try? String(decoding: JSONEncoder().encode(value), as: UTF8.self)) ?? "null"
+    static func json(_ write: (inout JSONWriter) -> Void) -> String {
+        var w = JSONWriter(capacity: 64)
+        write(&w)
+        return w.text
     }
 }

@@ -31,9 +31,6 @@ final class PGConnection {
     /// Whether the connection is still usable.
     var isOK: Bool { PQstatus(conn) == CONNECTION_OK }
 
-    /// The server's version as a number (150018 for 15.18).
-    var serverVersion: Int { Int(PQserverVersion(conn)) }
-
     /// Runs `sql` with `params` (NULL for nil). Prepared once per connection when `prepare` is
     /// set (the hot path), otherwise sent as is.
     @discardableResult
@@ -201,9 +198,14 @@ enum PGText {
             if !first { out += "," }
             first = false
             out += "\""
-            for ch in clean(v).unicodeScalars {
-                if ch == "\"" || ch == "\\" { out += "\\" }
-                out.unicodeScalars.append(ch)
+            let text = clean(v)
+            if text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                for ch in text.unicodeScalars {
+                    if ch == "\"" || ch == "\\" { out += "\\" }
+                    out.unicodeScalars.append(ch)
+                }
+            } else {
+                out += text
             }
             out += "\""
         }

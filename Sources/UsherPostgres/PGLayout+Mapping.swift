@@ -15,7 +15,7 @@ extension PGLayout {
             cLocale: q(c.locale), cOwner: q(c.owner), cAssigned: q(c.assignedToAgent), cCount: q(c.customerMessageCount),
             cTags: q(c.tags), cMetadata: q(c.metadata), cCreatedAt: q(c.createdAt), cUpdatedAt: q(c.updatedAt),
             ownerValues: ["bot": c.ownerValues.bot, "waiting": c.ownerValues.waiting, "agent": c.ownerValues.agent],
-            conversationTypes: isNative ? PGLayout.native.conversationTypes : [:],
+            conversationTypes: isNative ? PGLayout.nativeConversationTypes : [:],
             messages: q(g.table), mSeq: q(g.seq), mID: q(g.id), mConversation: q(g.conversationID), mKind: q(g.kind),
             mSender: q(g.senderType), mSenderID: q(g.senderID), mSenderName: q(g.senderName), mContent: q(g.content),
             mCreatedAt: q(g.createdAt), mRuleID: q(g.ruleID), mKey: q(g.idempotencyKey),

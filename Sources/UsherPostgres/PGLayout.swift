@@ -55,20 +55,14 @@ struct PGLayout: Sendable {
     /// The native schema: Usher creates (and owns) conversations and messages too.
     var isNative: Bool
 
-    static let native = PGLayout(
-        conversations: q("conversations"), cID: q("id"), cCustomerID: q("customer_id"), cChannel: q("channel"),
-        cLocale: q("locale"), cOwner: q("owner"), cAssigned: q("assigned_to_agent"),
-        cCount: q("customer_message_count"), cTags: q("tags"), cMetadata: q("metadata"),
-        cCreatedAt: q("created_at"), cUpdatedAt: q("updated_at"),
-        ownerValues: ["bot": "bot", "waiting": "waiting", "agent": "agent"],
-        conversationTypes: [q("id"): "text", q("customer_id"): "text", q("owner"): "text", q("assigned_to_agent"): "boolean",
-                            q("customer_message_count"): "integer", q("tags"): "jsonb", q("metadata"): "jsonb"],
-        messages: q("messages"), mSeq: q("seq"), mID: q("id"), mConversation: q("conversation_id"), mKind: q("kind"),
-        mSender: q("sender_type"), mSenderID: q("sender_id"), mSenderName: q("sender_name"), mContent: q("content"),
-        mCreatedAt: q("created_at"), mRuleID: q("rule_id"), mKey: q("idempotency_key"),
-        customerValues: ["customer"], agentValues: ["agent"], botValue: "bot", systemValue: "system",
-        kindMessage: "message", kindClose: "close", time: .timestamptz,
-        usher: q("usher"), trigger: true, pollInterval: .seconds(1), isNative: true)
+    /// The native schema (DESIGN.md §7): the layout of `SQLMapping.native`.
+    static let native = PGLayout(SQLMapping.native)
+
+    /// The native conversation columns' types, known without asking the catalog.
+    static let nativeConversationTypes: [String: String] = [
+        q("id"): "text", q("customer_id"): "text", q("owner"): "text", q("assigned_to_agent"): "boolean",
+        q("customer_message_count"): "integer", q("tags"): "jsonb", q("metadata"): "jsonb",
+    ]
 
     private static func q(_ s: String) -> String { PGText.identifier(s) }
 

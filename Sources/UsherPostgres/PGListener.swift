@@ -46,6 +46,6 @@ final class PGListener: Sendable {
                 backoff = min(backoff * 2, 2)
             }
         }
-        try? session.runHere { _ in }   // nothing; the connection closes with the session
+        session.closeHere()
     }
 }

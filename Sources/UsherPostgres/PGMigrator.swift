@@ -41,8 +41,4 @@ enum PGMigrator {
         if layout.trigger { try db.script(PGSchema.trigger(layout)) }
     }
 
-    /// The schema version recorded in the database.
-    static func version(_ db: PGConnection, _ layout: PGLayout) throws -> Int {
-        try db.execute("SELECT coalesce(max(version), 0) FROM \(layout.usher).schema_version").int(0, 0)
-    }
 }

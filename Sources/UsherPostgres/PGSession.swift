@@ -61,6 +61,12 @@ final class PGSession: @unchecked Sendable {
         }
     }
 
+    /// Closes the connection from the thread that uses it (the listener's own loop).
+    func closeHere() {
+        closed = true
+        connection = nil
+    }
+
     func close() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             queue.async {

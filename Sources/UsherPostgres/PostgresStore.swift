@@ -40,8 +40,9 @@ public final class PostgresStore: ChatStore {
     /// missing, at its line in the mapping file), migrates Usher's tables (and, for the native
     /// schema, conversations and messages) and starts listening.
     public init(url: String, mapping: SQLMapping = .native, options: Options = Options()) async throws {
-        let conninfo = Self.conninfo(url)
-        let session = PGSession(conninfo, label: "usher.postgres")
+        // libpq takes the URL as it is (sslmode, host, … as parameters; PGPASSWORD, PGSSLMODE
+        // and ~/.pgpass from the environment).
+        let session = PGSession(url, label: "usher.postgres")
         let layout = try await session.run { db in
             let layout = try PGLayout.resolve(mapping, db)
             try PGMigrator.migrate(db, layout)
@@ -51,12 +52,9 @@ public final class PostgresStore: ChatStore {
         self.layout = layout
         self.sql = PGSQL(layout)
         self.options = options
-        listener = layout.trigger ? PGListener(conninfo, channel: PGSchema.channel(layout)) : nil
+        listener = layout.trigger ? PGListener(url, channel: PGSchema.channel(layout)) : nil
     }
 
-    /// libpq takes the URL as is (`sslmode`, `password`, … as query parameters; `PGPASSWORD`,
-    /// `PGSSLMODE` from the environment). Only `postgres://` and `postgresql://` reach here.
-    static func conninfo(_ url: String) -> String { url }
 
     /// Messages marked done without being decided because the database refused what deciding
     /// them would write (see `processed.quarantined`).
@@ -172,18 +170,10 @@ public final class PostgresStore: ChatStore {
         return out
     }
 
-    static func decodeState(_ text: String) throws -> ConversationState {
-        do {
-            return try JSONDecoder().decode(ConversationState.self, from: Data(text.utf8))
-        } catch {
-            throw StoreError("bad-state", "a stored conversation state cannot be read: \(error)")
-        }
-    }
+    /// States as the SQLite store writes them (`StateJSON`: Codable's shape, written by hand).
+    static func decodeState(_ text: String) throws -> ConversationState { try StateJSON.decode(text) }
 
-    static func encodeState(_ s: ConversationState) -> String {
-        // Synthesized Codable, the same shape the SQLite store writes.
-        (try? String(decoding: JSONEncoder().encode(s), as: UTF8.self)) ?? "{}"
-    }
+    static func encodeState(_ s: ConversationState) -> String { StateJSON.encode(s) }
 
     // MARK: commit
 

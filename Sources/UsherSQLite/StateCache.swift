@@ -1,3 +1,4 @@
+import UsherStore
 import Foundation
 import UsherEngine
 

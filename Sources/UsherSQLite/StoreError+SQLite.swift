@@ -1,11 +1,6 @@
 import UsherStore
 
 extension StoreError {
-    /// A stored conversation state that neither reader understands.
-    static func badState(_ detail: String) -> StoreError {
-        StoreError("bad-state", "a stored conversation state cannot be read: \(detail)")
-    }
-
     /// The database was written by a newer build.
     static func schemaTooNew(path: String, found: Int, supported: Int) -> StoreError {
         StoreError("schema-too-new",

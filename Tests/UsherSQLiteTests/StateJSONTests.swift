@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 import UsherEngine
-import UsherStore
+@testable import UsherStore
 @testable import UsherSQLite
 
-@Suite("SQLite store: state JSON")
+@Suite("State JSON (UsherStore), and through the SQLite store")
 struct StateJSONTests {
     static var full: ConversationState {
         var s = ConversationState(conversationID: "c-\"42\"\n", channel: "web", locale: "zh-CN", customerName: "Pooja 🙂",

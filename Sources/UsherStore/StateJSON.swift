@@ -1,6 +1,5 @@
 import Foundation
 package import UsherEngine
-import UsherStore
 
 /// `ConversationState` as JSON text, in exactly the shape its synthesized `Codable` conformance
 /// gives with a default `JSONEncoder` (same keys, dates as seconds since the reference date), so
@@ -15,7 +14,7 @@ package enum StateJSON {
     /// The stored properties written, by their Codable key.
     static var keys: Set<String> { Set(keyBytes.map { String(decoding: $0, as: UTF8.self) }) }
 
-    static func encode(_ s: ConversationState, into w: inout JSONWriter) {
+    package static func encode(_ s: ConversationState, into w: inout JSONWriter) {
         w.byte(UInt8(ascii: "{"))
         w.key("conversationID", first: true); w.string(s.conversationID)
         w.key("owner"); w.string(s.owner.rawValue)
@@ -58,16 +57,16 @@ package enum StateJSON {
     }
 
     /// Reads a state; throws `StoreError` only when `JSONDecoder` cannot read it either.
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> ConversationState {
+    package static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> ConversationState {
         if let s = try? fastDecode(bytes) { return s }
         do {
             return try JSONDecoder().decode(ConversationState.self, from: Data(buffer: bytes))
         } catch {
-            throw StoreError.badState("\(error)")
+            throw StoreError("bad-state", "a stored conversation state cannot be read: \(error)")
         }
     }
 
-    static func decode(_ text: String) throws -> ConversationState {
+    package static func decode(_ text: String) throws -> ConversationState {
         var text = text
         return try text.withUTF8 { try decode($0) }
     }
