@@ -34,9 +34,10 @@ package struct PGSQL: Sendable {
     /// $1 bot, $2 cursor: the oldest inbound message after the cursor not done yet.
     package var oldestUndone: String {
         """
-        SELECT min(m.\(l.mSeq)) FROM \(l.messages) AS m
+        SELECT m.\(l.mSeq) FROM \(l.messages) AS m
         WHERE m.\(l.mSeq) > $2::int8 AND \(l.inbound)
           AND NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = $1 AND p.message_id = \(l.messageID))
+        ORDER BY m.\(l.mSeq) LIMIT 1
         """
     }
 

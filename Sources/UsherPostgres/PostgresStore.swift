@@ -120,7 +120,7 @@ public final class PostgresStore: ChatStore {
             let c = try db.execute(sql.cursor, [bot], prepare: true)
             let current = c.rows > 0 ? c.int64(0, 0) : 0
             let oldest = try db.execute(sql.oldestUndone, [bot, String(current)], prepare: true)
-            let candidate = oldest.isNull(0, 0)
+            let candidate = oldest.rows == 0
                 ? try db.execute(sql.latestSeq, prepare: true).int64(0, 0)
                 : oldest.int64(0, 0) - 1
             guard candidate > current else { return (current, candidate, []) }
