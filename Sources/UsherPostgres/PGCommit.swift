@@ -76,6 +76,7 @@ struct PGCommit {
         var doneSeqs: [Pair: Set<Int64>] = [:]
         var committed: [Commit] = []
         var overtaken: [Bool] = []
+        var handoffs = HandoffRounds()
         for c in batch {
             let p = pair(c)
             let mark = Pair(bot: c.bot, conversation: PGText.clean(c.inbound.id))
@@ -93,17 +94,13 @@ struct PGCommit {
             owner[p] = c.state.owner
             // The inbox: a handoff opens when the owner becomes `waiting`, ends when it leaves it.
             if c.state.owner == .waiting, before != .waiting {
-                let handoff = c.notifications.first { $0.isHandoff }
-                try db.execute(sql.openHandoff, [
-                    c.bot, PGText.clean(c.inbound.conversationID), PGText.clean("\(c.bot):\(c.inbound.id):handoff"),
-                    PGText.clean(c.inbound.id), PGText.clean(handoff?.queue), PGText.clean(handoff?.reason),
-                    PGText.clean(c.state.customerName), c.outgoing.first { $0.from == .system }?.ruleID,
-                ], prepare: true)
+                handoffs.add(.open(c), p.conversation)
             } else if c.state.owner != .waiting, before == .waiting {
-                try db.execute(sql.closeHandoff, [c.bot, PGText.clean(c.inbound.conversationID)], prepare: true)
+                handoffs.add(.close(c), p.conversation)
             }
         }
         if committed.isEmpty { return results }
+        for round in handoffs.rounds { try writeHandoffs(db, round) }
 
         // 6. Conversations: the last state of each.
         if let q = sql.updateConversations {
@@ -182,6 +179,42 @@ struct PGCommit {
         // 10. Done marks.
         try markDone(db, committed, reason: nil)
         return results
+    }
+
+    /// Handoffs opening and ending, in order, cut into rounds in which each conversation appears
+    /// at most once: a round is written with one statement for its ends and one for its opens.
+    struct HandoffRounds {
+        enum Event { case open(Commit), close(Commit) }
+        private(set) var rounds: [[Event]] = []
+        private var inRound = Set<String>()
+
+        mutating func add(_ e: Event, _ conversation: String) {
+            if rounds.isEmpty || !inRound.insert(conversation).inserted {
+                rounds.append([])
+                inRound = [conversation]
+            }
+            rounds[rounds.count - 1].append(e)
+        }
+    }
+
+    private func writeHandoffs(_ db: PGConnection, _ round: [HandoffRounds.Event]) throws {
+        let ends = round.compactMap { if case let .close(c) = $0 { c } else { nil } }
+        if !ends.isEmpty {
+            try db.execute(sql.closeHandoffs, [PGText.array(ends.map(\.bot)), PGText.array(ends.map(\.inbound.conversationID))],
+                           prepare: true)
+        }
+        let opens = round.compactMap { if case let .open(c) = $0 { c } else { nil } }
+        if !opens.isEmpty {
+            let handoff = opens.map { c in c.notifications.first { $0.isHandoff } }
+            try db.execute(sql.openHandoffs, [
+                PGText.array(opens.map(\.bot)), PGText.array(opens.map(\.inbound.conversationID)),
+                PGText.array(opens.map { "\($0.bot):\($0.inbound.id):handoff" }),
+                PGText.array(opens.map(\.inbound.id)),
+                PGText.array(optional: handoff.map { $0?.queue }), PGText.array(optional: handoff.map { $0?.reason }),
+                PGText.array(optional: opens.map(\.state.customerName)),
+                PGText.array(optional: opens.map { c in c.outgoing.first { $0.from == .system }?.ruleID }),
+            ], prepare: true)
+        }
     }
 
     /// Marks the batch's single message done with `reason`, writing nothing else.

@@ -10,20 +10,57 @@ package struct PGSQL: Sendable {
 
     // MARK: intake
 
-    /// $1 cursor, $2 bot, $3 limit, $4 the worker this store claims for ('' before its first
-    /// claim): conversations another live worker holds are left out, so that workers sharing a
-    /// database read different conversations instead of all reading the oldest ones.
+    /// Inbound messages of `m` not done by bot `bot` (a parameter): without a done mark.
+    ///
+    /// Unlike SQLite's per-conversation watermark, a mark per message: PostgreSQL hands out
+    /// sequence numbers before commit, so a backend that does not lock the conversation row can
+    /// commit a conversation's messages out of seq order, and a watermark would pass over the
+    /// late one for good.
+    private func undone(bot: String) -> String {
+        "NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = \(bot) AND p.message_id = \(l.messageID))"
+    }
+
+    /// $1 cursor, $2 bot, $3 limit.
     package var pending: String {
         """
         SELECT \(l.messageColumns)
         FROM \(l.messagesJoined)
-        WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound)
-          AND NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = $2 AND p.message_id = \(l.messageID))
-          AND ($4 = '' OR NOT EXISTS (
-                SELECT 1 FROM \(u).leases AS h
-                WHERE h.bot = $2 AND h.conversation_id = m.\(l.mConversation)::text AND h.worker <> $4
-                  AND h.until > clock_timestamp()))
+        WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound) AND \(undone(bot: "$2"))
         ORDER BY m.\(l.mSeq) LIMIT $3::int8
+        """
+    }
+
+    /// $1 cursor, $2 bot, $3 limit, $4 worker, $5 lease end (epoch seconds), $6 seconds: `pending`
+    /// and `claim` in one statement. The oldest pending messages of conversations no other live
+    /// worker holds; the leases among them that are not this worker's for at least $6 more
+    /// seconds are taken (inserted in a fixed order; free or expired ones taken over, one another
+    /// worker took meanwhile left alone), and the messages of the conversations the worker now
+    /// holds are returned — so workers sharing a database read disjoint conversations, a claim
+    /// costs no round trip of its own, and a lease is written only when it needs renewing. Each
+    /// row: `PGLayout.messageColumns`, then the conversation id.
+    package var claimPending: String {
+        """
+        WITH cand AS (
+            SELECT \(l.messageColumns), m.\(l.mConversation)::text AS usher_c
+            FROM \(l.messagesJoined)
+            WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound) AND \(undone(bot: "$2"))
+              AND NOT EXISTS (SELECT 1 FROM \(u).leases AS h
+                              WHERE h.bot = $2 AND h.conversation_id = m.\(l.mConversation)::text AND h.worker <> $4
+                                AND h.until > clock_timestamp())
+            ORDER BY m.\(l.mSeq) LIMIT $3::int8),
+        conv AS (SELECT DISTINCT usher_c AS c FROM cand),
+        kept AS (
+            SELECT h.conversation_id AS c FROM \(u).leases AS h JOIN conv ON h.conversation_id = conv.c
+            WHERE h.bot = $2 AND h.worker = $4 AND h.until > clock_timestamp() + make_interval(secs => $6::float8)),
+        fresh AS (
+            INSERT INTO \(u).leases AS l (bot, conversation_id, worker, until)
+            SELECT $2, c, $4, to_timestamp($5::float8) FROM conv WHERE c NOT IN (SELECT c FROM kept) ORDER BY c
+            ON CONFLICT (bot, conversation_id) DO UPDATE SET worker = excluded.worker, until = excluded.until
+            WHERE l.worker = excluded.worker OR l.until <= clock_timestamp()
+            RETURNING l.conversation_id AS c)
+        SELECT * FROM cand
+        WHERE usher_c IN (SELECT c FROM fresh UNION ALL SELECT c FROM kept)
+        ORDER BY 1
         """
     }
 
@@ -31,25 +68,26 @@ package struct PGSQL: Sendable {
 
     package var cursor: String { "SELECT seq FROM \(u).cursors WHERE bot = $1" }
 
-    /// $1 bot, $2 cursor: the oldest inbound message after the cursor not done yet.
-    package var oldestUndone: String {
+    /// $1 bot. Where the cursor may move, read in one statement (one snapshot, so a message
+    /// committed meanwhile shows as a hole, not as done): the cursor; just below the oldest inbound
+    /// message not done after it, else the newest seq; and the holes in between — sequence
+    /// numbers taken by transactions not committed yet (or rolled back), each as the last number
+    /// before it.
+    package var cursorTarget: String {
+        // Both steps materialized and read through scalar subqueries: their values then bound
+        // index scans of `messages` (a join with them would scan from the start).
         """
-        SELECT m.\(l.mSeq) FROM \(l.messages) AS m
-        WHERE m.\(l.mSeq) > $2::int8 AND \(l.inbound)
-          AND NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = $1 AND p.message_id = \(l.messageID))
-        ORDER BY m.\(l.mSeq) LIMIT 1
-        """
-    }
-
-    /// $1 after, $2 up to: where sequence numbers are missing in (after, up to] — a transaction
-    /// that took a number and has not committed yet (or rolled back). Each row: the last number
-    /// before a hole.
-    package var gaps: String {
-        """
-        SELECT prev FROM (
-            SELECT \(l.mSeq) AS seq, lag(\(l.mSeq), 1, $1::int8) OVER (ORDER BY \(l.mSeq)) AS prev
-            FROM \(l.messages) WHERE \(l.mSeq) > $1::int8 AND \(l.mSeq) <= $2::int8
-        ) AS t WHERE seq > prev + 1 ORDER BY prev LIMIT 100
+        WITH cur AS MATERIALIZED (SELECT coalesce((SELECT seq FROM \(u).cursors WHERE bot = $1), 0) AS seq),
+        target AS MATERIALIZED (SELECT coalesce(
+            (SELECT m.\(l.mSeq) - 1 FROM \(l.messages) AS m
+             WHERE m.\(l.mSeq) > (SELECT seq FROM cur) AND \(l.inbound) AND \(undone(bot: "$1"))
+             ORDER BY m.\(l.mSeq) LIMIT 1),
+            (SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages))) AS seq)
+        SELECT (SELECT seq FROM cur), (SELECT seq FROM target), ARRAY(
+            SELECT prev FROM (
+                SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, (SELECT seq FROM cur)) OVER (ORDER BY m.\(l.mSeq)) AS prev
+                FROM \(l.messages) AS m WHERE m.\(l.mSeq) > (SELECT seq FROM cur) AND m.\(l.mSeq) <= (SELECT seq FROM target)
+            ) AS t WHERE t.seq > t.prev + 1 ORDER BY t.prev LIMIT 100)::text
         """
     }
 
@@ -97,8 +135,7 @@ package struct PGSQL: Sendable {
         """
         SELECT w.b, w.c, m.\(l.mSeq) FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[]) AS w(b, c, lo, hi)
         JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > w.lo AND m.\(l.mSeq) < w.hi
-        WHERE \(l.inbound)
-          AND NOT EXISTS (SELECT 1 FROM \(u).processed AS p WHERE p.bot = w.b AND p.message_id = \(l.messageID))
+        WHERE \(l.inbound) AND \(undone(bot: "w.b"))
         """
     }
 
@@ -200,19 +237,27 @@ package struct PGSQL: Sendable {
         """
     }
 
-    /// $1 bot, $2 conversation, $3 key, $4 inbound id, $5 queue, $6 reason, $7 customer, $8 rule.
-    package var openHandoff: String {
+    /// $1 bots, $2 conversations, $3 keys, $4 inbound ids, $5 queues, $6 reasons, $7 customers,
+    /// $8 rules: the handoffs that open (the inbox), in order.
+    package var openHandoffs: String {
         """
         INSERT INTO \(u).handoffs (bot, conversation_id, idempotency_key, message_id, queue, reason, customer_name,
                                    rule_id, waiting_since)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp())
+        SELECT w.b, w.c, w.k, w.m, w.q, w.r, w.cn, w.ru, clock_timestamp()
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+             WITH ORDINALITY AS w(b, c, k, m, q, r, cn, ru, n)
+        ORDER BY w.n
         ON CONFLICT DO NOTHING
         """
     }
 
-    /// $1 bot, $2 conversation.
-    package var closeHandoff: String {
-        "UPDATE \(u).handoffs SET ended_at = clock_timestamp() WHERE bot = $1 AND conversation_id = $2 AND ended_at IS NULL"
+    /// $1 bots, $2 conversations: their open handoffs end.
+    package var closeHandoffs: String {
+        """
+        UPDATE \(u).handoffs AS h SET ended_at = clock_timestamp()
+        FROM unnest($1::text[], $2::text[]) AS w(b, c)
+        WHERE h.bot = w.b AND h.conversation_id = w.c AND h.ended_at IS NULL
+        """
     }
 
     /// $1 bots, $2 conversations, $3 versions, $4 owners, $5 last seqs, $6 states, $7 rule-set

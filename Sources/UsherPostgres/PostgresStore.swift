@@ -33,8 +33,6 @@ public final class PostgresStore: ChatStore {
     private let listener: PGListener?
     private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
     private let quarantined = Atomic<Int>(0)
-    /// The worker this store last claimed for: `pending` skips what other workers hold.
-    private let claimant = Mutex<String>("")
 
     /// Connects, checks the mapping against the database (`MappingMismatch` names what is
     /// missing, at its line in the mapping file), migrates Usher's tables (and, for the native
@@ -57,16 +55,28 @@ public final class PostgresStore: ChatStore {
 
 
     /// Messages marked done without being decided because the database refused what deciding
-    /// them would write (see `processed.quarantined`).
+    /// them would write (see `usher.quarantined`).
     public var quarantinedCount: Int { quarantined.load(ordering: .relaxed) }
 
     // MARK: intake
 
     public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
         let q = sql.pending
-        let worker = claimant.withLock { $0 }
         return try await session.run { db in
-            let r = try db.execute(q, [String(cursor), bot, String(limit), worker], prepare: true)
+            let r = try db.execute(q, [String(cursor), bot, String(limit)], prepare: true)
+            return (0..<r.rows).map { Self.message(r, $0) }
+        }
+    }
+
+    /// One statement (`PGSQL.claimPending`); the database's leases decide what this worker
+    /// holds, so `holds` is not asked: a lease is renewed once less than half of it is left.
+    public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
+                             holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
+        let q = sql.claimPending
+        return try await session.run { db in
+            let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
+                                       String(max(0, until.timeIntervalSinceNow / 2))],
+                                   prepare: true)
             return (0..<r.rows).map { Self.message(r, $0) }
         }
     }
@@ -111,21 +121,11 @@ public final class PostgresStore: ChatStore {
     /// Moves the cursor just below the oldest inbound message not done (else to the newest
     /// message), but never past a hole younger than `gapTimeout`.
     public func advanceCursor(bot: String) async throws {
-        let sql = sql
+        let q = sql.cursorTarget
         let (current, candidate, holes) = try await session.run { db -> (Int64, Int64, [Int64]) in
-            // One snapshot for all three reads: a message committed between them must show
-            // as a hole, not as done.
-            try db.script("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            defer { if db.isOK { try? db.script("COMMIT") } }
-            let c = try db.execute(sql.cursor, [bot], prepare: true)
-            let current = c.rows > 0 ? c.int64(0, 0) : 0
-            let oldest = try db.execute(sql.oldestUndone, [bot, String(current)], prepare: true)
-            let candidate = oldest.rows == 0
-                ? try db.execute(sql.latestSeq, prepare: true).int64(0, 0)
-                : oldest.int64(0, 0) - 1
-            guard candidate > current else { return (current, candidate, []) }
-            let g = try db.execute(sql.gaps, [String(current), String(candidate)], prepare: true)
-            return (current, candidate, (0..<g.rows).map { g.int64($0, 0) })
+            let r = try db.execute(q, [bot], prepare: true)
+            let holes = r.string(0, 2).dropFirst().dropLast().split(separator: ",").compactMap { Int64($0) }
+            return (r.int64(0, 0), r.int64(0, 1), holes)
         }
         guard candidate > current else { return }
         let now = ContinuousClock.now
@@ -144,8 +144,8 @@ public final class PostgresStore: ChatStore {
             return target
         }
         guard target > current else { return }
-        let q = sql.setCursor
-        try await session.run { db in _ = try db.execute(q, [bot, String(target)], prepare: true) }
+        let set = sql.setCursor
+        try await session.run { db in _ = try db.execute(set, [bot, String(target)], prepare: true) }
     }
 
     // MARK: state
@@ -212,7 +212,6 @@ public final class PostgresStore: ChatStore {
     // MARK: leases
 
     public func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
-        claimant.withLock { $0 = worker }
         if conversations.isEmpty { return [] }
         let q = sql.claim
         let list = PGText.array(conversations.sorted())

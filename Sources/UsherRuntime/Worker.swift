@@ -19,6 +19,10 @@ public final class Worker: Sendable {
         public var groupCommit = true
         /// How long a claimed conversation stays this worker's without renewal.
         public var lease: TimeInterval = 30
+        /// While work flows, the bot's cursor moves at most this often (and whenever the worker
+        /// runs out of work): moving it costs a few statements, and every batch read re-reads the
+        /// done messages after it.
+        public var cursorInterval: Duration = .milliseconds(50)
         /// The longest wait for new messages before looking again.
         public var idleWait: Duration = .milliseconds(500)
         /// First and longest delay between retries of a failing store operation.
@@ -45,7 +49,7 @@ public final class Worker: Sendable {
     private let stopping = Atomic<Bool>(false)
     /// Conversations this worker holds ("bot\0conversation"), and until when (saves claiming them
     /// again each batch).
-    private let leases = Mutex<[String: Date]>([:])
+    private let leases = Locked<[String: Date]>([:])
     private let caughtUp = Atomic<Int>(0)
 
     public init(store: any ChatStore, bots: [BotRuntime], workerID: String = "worker-\(ProcessInfo.processInfo.processIdentifier)",
@@ -135,21 +139,31 @@ public final class Worker: Sendable {
     private func follow(_ bot: BotRuntime) async throws {
         var reportedReady = false
         var lastSeen: Int64 = 0
-        var batchesSinceAdvance = 0
+        // The bot's cursor as this worker last read it. Workers of a bot share one cursor, and
+        // a cursor read earlier is never wrong, only slower: `pending` reads the done messages
+        // after it again.
+        var cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
+        var advanced = ContinuousClock.now
+        var committedSinceAdvance = false
+        func advance() async throws {
+            try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
+            cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
+            advanced = ContinuousClock.now
+            committedSinceAdvance = false
+        }
         while !isStopping && !Task.isCancelled {
-            let cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
-            // Read the newest sequence number first: waiting after it means the bot's own
-            // replies, written after this point, cannot wake the wait at once.
-            let latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-            let batch = try await retrying(bot, "pending") {
-                try await self.store.pending(bot: bot.id, after: cursor, limit: self.options.batchSize)
+            var batch = try await intake(bot, after: cursor)
+            var latest: Int64 = 0
+            if batch.isEmpty {
+                // Nothing pending: read the newest sequence number, then look once more, so that
+                // the wait below starts after it — the bot's own replies, written earlier, cannot
+                // wake it at once, and a message that arrived between the two reads is not waited for.
+                latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
+                batch = try await intake(bot, after: cursor)
             }
             if batch.isEmpty {
-                if batchesSinceAdvance > 0 {
-                    // The cursor only saves reading done messages again: move it when idle.
-                    try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
-                    batchesSinceAdvance = 0
-                }
+                // The cursor only saves reading done messages again: move it when idle.
+                if committedSinceAdvance { try await advance() }
                 if !reportedReady {
                     reportedReady = true
                     if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
@@ -160,21 +174,38 @@ public final class Worker: Sendable {
             }
             lastSeen = max(lastSeen, batch.last!.seq)
             let progress = try await process(batch, bot)
-            batchesSinceAdvance += 1
-            if batchesSinceAdvance >= 64 {
-                try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
-                batchesSinceAdvance = 0
-            }
+            committedSinceAdvance = committedSinceAdvance || progress
+            if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { try await advance() }
             if !progress {
-                // Everything pending belongs to conversations another worker holds (or waits on
-                // an earlier message): wait for the store to change instead of spinning.
+                // Everything read waits on an earlier message (or lost its lease meanwhile):
+                // wait for the store to change instead of spinning.
                 try await store.waitForChanges(after: max(lastSeen, latest), timeout: .milliseconds(50))
             }
         }
     }
 
-    /// Decides a batch: conversations in parallel (up to `lanes`), each in order. Returns whether
-    /// anything was committed.
+    /// The next batch: pending messages of conversations this worker holds, claiming those it
+    /// does not hold for at least half a lease yet (a claim is a write, and most batches
+    /// continue conversations already held).
+    private func intake(_ bot: BotRuntime, after cursor: Int64) async throws -> [StoredMessage] {
+        let now = clock()
+        let until = now.addingTimeInterval(options.lease)
+        let fresh = now.addingTimeInterval(options.lease / 2)
+        let prefix = bot.id + "\u{0}"
+        let leases = leases
+        let batch = try await retrying(bot, "pending") {
+            try await self.store.claimPending(bot: bot.id, after: cursor, limit: self.options.batchSize, worker: self.workerID,
+                                             until: until, holds: { c in leases.withLock { ($0[prefix + c] ?? .distantPast) > fresh } })
+        }
+        leases.withLock { l in
+            if l.count > 100_000 { l = l.filter { $0.value > now } }
+            for m in batch where (l[prefix + m.conversationID] ?? .distantPast) <= fresh { l[prefix + m.conversationID] = until }
+        }
+        return batch
+    }
+
+    /// Decides a batch of held conversations: in parallel (up to `lanes`), each in order. Returns
+    /// whether anything was committed.
     private func process(_ batch: [StoredMessage], _ bot: BotRuntime) async throws -> Bool {
         var order: [String] = []
         var byConversation: [String: [StoredMessage]] = [:]
@@ -182,25 +213,7 @@ public final class Worker: Sendable {
             if byConversation[m.conversationID] == nil { order.append(m.conversationID) }
             byConversation[m.conversationID, default: []].append(m)
         }
-        // Claim only what this worker does not already hold for at least half a lease: a claim
-        // is a write, and most batches continue conversations already held.
-        let now = clock()
-        let key = { (c: String) in bot.id + "\u{0}" + c }
-        let known = leases.withLock { l in Set(order.filter { (l[key($0)] ?? .distantPast) > now.addingTimeInterval(options.lease / 2) }) }
-        let conversations = order.filter { !known.contains($0) }
-        var held = known
-        if !conversations.isEmpty {
-            let until = now.addingTimeInterval(options.lease)
-            let claimed = try await retrying(bot, "claim") {
-                try await self.store.claim(bot: bot.id, conversations: conversations, worker: self.workerID, until: until)
-            }
-            held.formUnion(claimed)
-            leases.withLock { l in
-                if l.count > 100_000 { l = l.filter { $0.value > now } }
-                for c in claimed { l[key(c)] = until }
-            }
-        }
-        var mine = order.filter(held.contains)
+        var mine = order
         var committed = false
         if options.groupCommit, !mine.isEmpty {
             let (done, failed) = try await groupCommit(mine.map { byConversation[$0]! }, bot)

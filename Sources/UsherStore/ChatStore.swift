@@ -38,6 +38,16 @@ public protocol ChatStore: Sendable {
     /// or already its own).
     func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String>
 
+    /// A worker's intake: the oldest pending messages (as `pending`) of conversations it holds
+    /// or can claim until `until` (as `claim`), after claiming them; messages of conversations
+    /// another worker holds are left out. `holds` says which conversations the worker already
+    /// holds long enough not to claim them again (stores that keep leases themselves may decide
+    /// that on their own). Stores that can read and claim in one statement do (PostgreSQL: so
+    /// that workers sharing a database read disjoint conversations); the default is `pending`,
+    /// then `claim` of what `holds` does not cover.
+    func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
+                      holds: @Sendable (String) -> Bool) async throws -> [StoredMessage]
+
     /// Gives up `worker`'s leases (on shutdown).
     func release(bot: String, worker: String) async throws
 
@@ -85,6 +95,15 @@ extension ChatStore {
             if let s = try await state(bot: bot, conversation: c) { out[c] = s }
         }
         return out
+    }
+
+    public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
+                             holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
+        let batch = try await pending(bot: bot, after: cursor, limit: limit)
+        var seen = Set<String>()
+        let wanted = batch.map(\.conversationID).filter { !holds($0) && seen.insert($0).inserted }
+        let claimed = wanted.isEmpty ? [] : try await claim(bot: bot, conversations: wanted, worker: worker, until: until)
+        return batch.filter { claimed.contains($0.conversationID) || holds($0.conversationID) }
     }
 
     /// One `commit(_:)` per commit, in order.

@@ -18,7 +18,7 @@ public struct ConformanceSuite: Sendable {
     /// The names of the checks, for parameterised tests.
     public static let checks = [
         "ordering", "equal-timestamps", "redelivery", "duplicate-commit", "compare-and-set",
-        "per-conversation-order", "racing-commits", "crash-between-steps", "cursor", "leases",
+        "per-conversation-order", "racing-commits", "crash-between-steps", "cursor", "leases", "claim-pending",
         "inbox", "notifications", "close-events", "transcript", "idempotent-append", "agent-overtakes",
     ]
 
@@ -40,6 +40,7 @@ public struct ConformanceSuite: Sendable {
             case "crash-between-steps": try await crashBetweenSteps(store, expect)
             case "cursor": try await cursor(store, expect)
             case "leases": try await leases(store, expect)
+            case "claim-pending": try await claimPending(store, expect)
             case "inbox": try await inbox(store, expect)
             case "notifications": try await notifications(store, expect)
             case "close-events": try await closeEvents(store, expect)
@@ -211,6 +212,31 @@ public struct ConformanceSuite: Sendable {
         let c = try await store.cursor(bot: Self.bot.id)
         let pending = try await store.pending(bot: Self.bot.id, after: c, limit: 10)
         expect(pending.map(\.text) == ["3"], "after advancing, only the undone message is pending: \(pending.map(\.text))")
+    }
+
+    private func claimPending(_ store: any ChatStore, _ expect: Expect) async throws {
+        let until = Date().addingTimeInterval(30)
+        let bot = Self.bot.id
+        let x1 = try await customer(store, "x", "1")
+        let y1 = try await customer(store, "y", "2")
+        let x2 = try await customer(store, "x", "3")
+        // B holds y: A reads x's messages only, in order, and now holds x.
+        let held = try await store.claim(bot: bot, conversations: ["y"], worker: "B", until: until)
+        expect(held == ["y"], "B claims y")
+        let a = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, holds: { _ in false })
+        expect(a.map(\.id) == [x1.id, x2.id], "A reads the conversations no one else holds, in order: \(a.map(\.text))")
+        let b = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, holds: { $0 == "y" })
+        expect(b.map(\.id) == [y1.id], "B reads its own conversation only, not A's: \(b.map(\.text))")
+        // A renews what it holds; done messages are not read again.
+        _ = try await commit(store, x1, reply: "ok")
+        let again = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, holds: { $0 == "x" })
+        expect(again.map(\.id) == [x2.id], "a held conversation's next message, not the done one: \(again.map(\.text))")
+        // Released, y goes to whoever reads next.
+        try await store.release(bot: bot, worker: "B")
+        let taken = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, holds: { $0 == "x" })
+        expect(taken.map(\.id) == [y1.id, x2.id], "a released conversation can be claimed: \(taken.map(\.text))")
+        let none = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, holds: { _ in false })
+        expect(none.isEmpty, "B gets nothing while A holds both: \(none.map(\.text))")
     }
 
     private func leases(_ store: any ChatStore, _ expect: Expect) async throws {

@@ -14,9 +14,9 @@ import UsherStore
 ///   (pgbench turns them back into `$n` of a prepared statement, `-M prepared`, as libpq's
 ///   `PQprepare` does in the store). Nothing else in the text changes.
 /// - The statements come in the order `Worker.process` and `PGCommit.write` run them for a batch
-///   of fresh conversations: claim, states, BEGIN, processed, lockStates, undoneBetween,
-///   lockConversations, agentAfter, one openHandoff per conversation handed off, updateConversations,
-///   insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT.
+///   of fresh conversations: claimPending (the read of the batch and its claim), states, BEGIN,
+///   processed, lockStates, undoneBetween, lockConversations, agentAfter, openHandoffs,
+///   updateConversations, insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT.
 /// - The values are built here as `PGCommit` builds them (same array literals, the same
 ///   decisions from the engine, the same JSON for states), one row per batch in
 ///   `bench.batches`, fetched by the script with `\gset` (the only statement the store does not
@@ -45,9 +45,12 @@ struct Ceiling {
             byConversation[m.conversationID, default: []].append(m)
         }
         var out: [Statement] = []
-        // Worker.process: the claim of the conversations not held, sorted (PostgresStore.claim).
-        out.append(Statement(sql: sql.claim, params: [bot.id, Arr.text(order.sorted()), worker,
-                                                      String(until.timeIntervalSince1970)]))
+        // Worker.intake: the batch read and claimed (PostgresStore.claimPending), from a cursor
+        // just below it.
+        out.append(Statement(sql: sql.claimPending, params: [
+            String(messages[0].seq - 1), bot.id, String(batchSize), worker, String(until.timeIntervalSince1970),
+            String(until.timeIntervalSince(now) / 2),
+        ]))
         // Worker.groupCommit: the states, then every message decided in memory.
         out.append(Statement(sql: sql.states, params: [bot.id, Arr.text(order)]))
         var batch: [Commit] = []
@@ -85,21 +88,25 @@ struct Ceiling {
             if let lock = sql.lockConversations { out.append(Statement(sql: lock, params: [Arr.text(conversations)])) }
             out.append(Statement(sql: sql.agentAfter, params: [Arr.text(conversations), Arr.int(conversations.map { low[$0]! })]))
         }
-        // 5. Classification: every commit commits; handoffs open as the owner becomes waiting.
+        // 5. Classification: every commit commits; handoffs open as the owner becomes waiting
+        // (one round: a conversation hands off once here).
         var owner: [Pair: Owner] = [:]
+        var opens: [Commit] = []
         for c in batch {
             let p = pair(c)
             let before = owner[p]
             owner[p] = c.state.owner
-            if c.state.owner == .waiting, before != .waiting {
-                let handoff = c.notifications.first { $0.isHandoff }
-                out.append(Statement(sql: sql.openHandoff, params: [
-                    c.bot, c.inbound.conversationID, "\(c.bot):\(c.inbound.id):handoff", c.inbound.id, handoff?.queue,
-                    handoff?.reason, c.state.customerName, c.outgoing.first { $0.from == .system }?.ruleID,
-                ]))
-            } else if c.state.owner != .waiting, before == .waiting {
-                out.append(Statement(sql: sql.closeHandoff, params: [c.bot, c.inbound.conversationID]))
-            }
+            if c.state.owner == .waiting, before != .waiting { opens.append(c) }
+        }
+        if !opens.isEmpty {
+            let handoff = opens.map { c in c.notifications.first { $0.isHandoff } }
+            out.append(Statement(sql: sql.openHandoffs, params: [
+                Arr.text(opens.map(\.bot)), Arr.text(opens.map(\.inbound.conversationID)),
+                Arr.text(opens.map { "\($0.bot):\($0.inbound.id):handoff" }), Arr.text(opens.map(\.inbound.id)),
+                Arr.optional(handoff.map { $0?.queue }), Arr.optional(handoff.map { $0?.reason }),
+                Arr.optional(opens.map(\.state.customerName)),
+                Arr.optional(opens.map { c in c.outgoing.first { $0.from == .system }?.ruleID }),
+            ]))
         }
         // 6. Conversations: the last state of each.
         if let q = sql.updateConversations {

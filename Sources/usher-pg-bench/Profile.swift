@@ -41,20 +41,21 @@ struct Profile {
         })
     }
 
-    static let order = ["cursor", "latestSeq", "pending", "claim", "states", "BEGIN", "processed", "lockStates",
-                        "undoneBetween", "lockConversations", "agentAfter", "openHandoff", "closeHandoff", "updateConversations",
+    static let order = ["cursor", "latestSeq", "claimPending", "pending", "claim", "states", "BEGIN", "processed", "lockStates",
+                        "undoneBetween", "lockConversations", "agentAfter", "openHandoffs", "closeHandoffs", "updateConversations",
                         "insertOutgoing", "insertNotifications", "insertStates", "updateStates", "insertProcessed",
-                        "COMMIT", "oldestUndone", "gaps", "setCursor", "release", "notifications", "(bench: fetch the batch)"]
+                        "COMMIT", "cursorTarget", "setCursor", "release", "notifications", "(bench: fetch the batch)"]
 
     static func names(_ sql: PGSQL) -> [String: String] {
         var n: [String: String] = [
             sql.cursor: "cursor", sql.latestSeq: "latestSeq", sql.pending: "pending", sql.claim: "claim",
+            sql.claimPending: "claimPending",
             sql.states: "states", "BEGIN": "BEGIN", "COMMIT": "COMMIT", sql.processed: "processed",
             sql.lockStates: "lockStates", sql.undoneBetween: "undoneBetween", sql.agentAfter: "agentAfter",
-            sql.openHandoff: "openHandoff", sql.closeHandoff: "closeHandoff", sql.insertOutgoing: "insertOutgoing",
+            sql.openHandoffs: "openHandoffs", sql.closeHandoffs: "closeHandoffs", sql.insertOutgoing: "insertOutgoing",
             sql.insertNotifications: "insertNotifications", sql.insertStates: "insertStates",
-            sql.updateStates: "updateStates", sql.insertProcessed: "insertProcessed", sql.oldestUndone: "oldestUndone",
-            sql.gaps: "gaps", sql.setCursor: "setCursor", sql.release: "release", sql.notifications: "notifications",
+            sql.updateStates: "updateStates", sql.insertProcessed: "insertProcessed",
+            sql.cursorTarget: "cursorTarget", sql.setCursor: "setCursor", sql.release: "release", sql.notifications: "notifications",
         ]
         if let u = sql.updateConversations { n[u] = "updateConversations" }
         if let c = sql.lockConversations { n[c] = "lockConversations" }
