@@ -2,11 +2,12 @@ import Foundation
 import UsherEngine
 import UsherStore
 
-/// One group commit in one transaction: read what decides each commit's result (done marks,
-/// the states — locked —, earlier messages not done, agents' messages), classify the commits in
-/// order as `ChatStore.commit(batch:)` says, then write the committed ones with one statement
-/// per table. A state or done mark created by another worker in the meantime shows up as fewer
-/// rows written: the transaction is rolled back and the batch classified again.
+/// One group commit in one transaction, in two round trips (libpq pipelines): first `BEGIN` and
+/// every read that decides each commit's result (done marks, the states — locked —, earlier
+/// messages not done, agents' messages); then, once the commits are classified in order as
+/// `ChatStore.commit(batch:)` says, every write — one statement per table — and `COMMIT`. A
+/// state or done mark created by another worker in the meantime is a unique violation: the
+/// transaction is rolled back and the batch classified again.
 struct PGCommit {
     let sql: PGSQL
     let batch: [Commit]
@@ -18,58 +19,71 @@ struct PGCommit {
 
     static func lostRace(_ error: StoreError) -> Bool { error.code == race.code || PGError.isUniqueViolation(error) }
 
+    typealias Statement = (sql: String, params: [String?])
+
     func write(_ db: PGConnection) throws -> [CommitResult] {
-        try PGSession.transaction(db) { try writeInTransaction(db) }
+        do {
+            let reads = readStatements()
+            let r = try db.pipeline([("BEGIN", [])] + reads.statements)
+            let (results, writes) = try classify(Array(r.dropFirst()), reads)
+            try db.pipeline(writes + [("COMMIT", [])])
+            return results
+        } catch {
+            if db.isOK { try? db.script("ROLLBACK") }
+            throw error
+        }
     }
 
-    private func writeInTransaction(_ db: PGConnection) throws -> [CommitResult] {
-        let l = sql.l
+    /// The reads, and what the classification needs to find their results.
+    private struct Reads {
+        var statements: [Statement] = []
+        var pairs: [Pair] = []
+        var agentCheck = false
+    }
+
+    private func readStatements() -> Reads {
+        var reads = Reads()
         let pairs = uniquePairs()
-
-        // 1. Done marks.
-        var done = Set<Pair>()   // (bot, message id)
-        do {
-            let r = try db.execute(sql.processed, [PGText.array(batch.map(\.bot)), PGText.array(batch.map { PGText.clean($0.inbound.id) })],
-                                   prepare: true)
-            for i in 0..<r.rows { done.insert(Pair(bot: r.string(i, 0), conversation: r.string(i, 1))) }
-        }
-
-        // 2. The states, locked until the transaction ends.
-        var stored: [Pair: (version: Int, owner: Owner?, lastSeq: Int64)] = [:]
-        do {
-            let r = try db.execute(sql.lockStates, [PGText.array(pairs.map(\.bot)), PGText.array(pairs.map(\.conversation))],
-                                   prepare: true)
-            for i in 0..<r.rows {
-                stored[Pair(bot: r.string(i, 0), conversation: r.string(i, 1))] =
-                    (r.int(i, 2), Owner(rawValue: r.string(i, 3)), r.int64(i, 4))
-            }
-        }
-
-        // 3. Earlier inbound messages not done, between each state's watermark and the batch.
-        var undone: [Pair: [Int64]] = [:]
-        do {
-            var high: [Pair: Int64] = [:]
-            for c in batch { high[pair(c)] = max(high[pair(c)] ?? 0, c.inbound.seq) }
-            let r = try db.execute(sql.undoneBetween, [
-                PGText.array(pairs.map(\.bot)), PGText.array(pairs.map(\.conversation)),
-                PGText.array(pairs.map { stored[$0]?.lastSeq ?? 0 }), PGText.array(pairs.map { high[$0] ?? 0 }),
-            ], prepare: true)
-            for i in 0..<r.rows { undone[Pair(bot: r.string(i, 0), conversation: r.string(i, 1)), default: []].append(r.int64(i, 2)) }
-        }
-
-        // 4. The newest agent message after the oldest inbound message of each conversation.
-        var agentSeq: [String: Int64] = [:]
+        reads.pairs = pairs
+        // 1. Done marks. 2. The states, locked until the transaction ends. 3. Earlier inbound
+        // messages not done, between each state's watermark and the batch.
+        var high: [Pair: Int64] = [:]
+        for c in batch { high[pair(c)] = max(high[pair(c)] ?? 0, c.inbound.seq) }
+        reads.statements = [
+            (sql.processed, [PGText.array(batch.map(\.bot)), PGText.array(batch.map(\.inbound.id))]),
+            (sql.lockStates, [PGText.array(pairs.map(\.bot)), PGText.array(pairs.map(\.conversation))]),
+            (sql.undoneBetween, [PGText.array(pairs.map(\.bot)), PGText.array(pairs.map(\.conversation)),
+                                 PGText.array(pairs.map { high[$0] ?? 0 })]),
+        ]
+        // 4. The conversations' rows locked, then the newest agent message after the oldest
+        // inbound message of each conversation.
         if batch.contains(where: { !$0.outgoing.isEmpty }) {
+            reads.agentCheck = true
             var low: [String: Int64] = [:]
             for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
             let conversations = Array(low.keys).sorted()
-            if let lock = sql.lockConversations { try db.execute(lock, [PGText.array(conversations)], prepare: true) }
-            let r = try db.execute(sql.agentAfter, [PGText.array(conversations), PGText.array(conversations.map { low[$0]! })],
-                                   prepare: true)
-            for i in 0..<r.rows { agentSeq[r.string(i, 0)] = r.int64(i, 1) }
+            if let lock = sql.lockConversations { reads.statements.append((lock, [PGText.array(conversations)])) }
+            reads.statements.append((sql.agentAfter, [PGText.array(conversations), PGText.array(conversations.map { low[$0]! })]))
+        }
+        return reads
+    }
+
+    /// Classifies the commits in order (later commits see earlier ones) from the reads' results;
+    /// returns the results and the writes of the committed ones.
+    private func classify(_ r: [PGResult], _ reads: Reads) throws -> ([CommitResult], [Statement]) {
+        var done = Set<Pair>()   // (bot, message id)
+        for i in 0..<r[0].rows { done.insert(Pair(bot: r[0].string(i, 0), conversation: r[0].string(i, 1))) }
+        var stored: [Pair: (version: Int, owner: Owner?)] = [:]
+        for i in 0..<r[1].rows {
+            stored[Pair(bot: r[1].string(i, 0), conversation: r[1].string(i, 1))] = (r[1].int(i, 2), Owner(rawValue: r[1].string(i, 3)))
+        }
+        var undone: [Pair: [Int64]] = [:]
+        for i in 0..<r[2].rows { undone[Pair(bot: r[2].string(i, 0), conversation: r[2].string(i, 1)), default: []].append(r[2].int64(i, 2)) }
+        var agentSeq: [String: Int64] = [:]
+        if reads.agentCheck, let agents = r.last {
+            for i in 0..<agents.rows { agentSeq[agents.string(i, 0)] = agents.int64(i, 1) }
         }
 
-        // 5. Classify in order; later commits see earlier ones.
         var results: [CommitResult] = []
         var version: [Pair: Int] = stored.mapValues(\.version)
         var owner: [Pair: Owner?] = stored.mapValues(\.owner)
@@ -99,61 +113,75 @@ struct PGCommit {
                 handoffs.add(.close(c), p.conversation)
             }
         }
-        if committed.isEmpty { return results }
-        for round in handoffs.rounds { try writeHandoffs(db, round) }
+        if committed.isEmpty { return (results, []) }
+        var writes = handoffs.rounds.flatMap(handoffStatements)
+        writes += conversationStatements(committed)
+        writes += outgoingStatements(committed, overtaken)
+        writes += stateStatements(committed, existing: Set(stored.keys))
+        writes.append(markDone(committed, reason: nil))
+        return (results, writes)
+    }
 
-        // 6. Conversations: the last state of each.
-        if let q = sql.updateConversations {
-            var last: [String: (ConversationState, Double)] = [:]
-            var order: [String] = []
-            for c in committed {
-                if last[c.inbound.conversationID] == nil { order.append(c.inbound.conversationID) }
-                last[c.inbound.conversationID] = (c.state, Date().timeIntervalSince1970)
-            }
-            var params: [String?] = [PGText.array(order)]
-            for w in sql.conversationWrites {
-                params.append(PGText.array(optional: order.map { c -> String? in
-                    let s = last[c]!.0
-                    switch w.param {
-                    case "owner": return l.ownerValues[s.owner.rawValue] ?? s.owner.rawValue
-                    case "assigned": return s.owner == .bot ? "false" : "true"
-                    case "count": return String(s.customerMessages)
-                    case "tags": return Self.json { $0.stringArray(s.tags) }
-                    case "metadata": return Self.json { $0.stringMap(s.metadata) }
-                    default: return s.customerID
-                    }
-                }))
-            }
-            params.append(PGText.array(order.map { last[$0]!.1 }))
-            try db.execute(q, params, prepare: true)
+    /// 6. Conversations: the last state of each.
+    private func conversationStatements(_ committed: [Commit]) -> [Statement] {
+        guard let q = sql.updateConversations else { return [] }
+        let l = sql.l
+        var last: [String: (ConversationState, Double)] = [:]
+        var order: [String] = []
+        for c in committed {
+            if last[c.inbound.conversationID] == nil { order.append(c.inbound.conversationID) }
+            last[c.inbound.conversationID] = (c.state, Date().timeIntervalSince1970)
         }
+        var params: [String?] = [PGText.array(order)]
+        for w in sql.conversationWrites {
+            params.append(PGText.array(optional: order.map { c -> String? in
+                let s = last[c]!.0
+                switch w.param {
+                case "owner": return l.ownerValues[s.owner.rawValue] ?? s.owner.rawValue
+                case "assigned": return s.owner == .bot ? "false" : "true"
+                case "count": return String(s.customerMessages)
+                case "tags": return Self.json { $0.stringArray(s.tags) }
+                case "metadata": return Self.json { $0.stringMap(s.metadata) }
+                default: return s.customerID
+                }
+            }))
+        }
+        params.append(PGText.array(order.map { last[$0]!.1 }))
+        return [(q, params)]
+    }
 
-        // 7. Replies and notices, unless an agent wrote after the inbound message.
+    /// 7. Replies and notices, unless an agent wrote after the inbound message. 8. Agent
+    /// notifications.
+    private func outgoingStatements(_ committed: [Commit], _ overtaken: [Bool]) -> [Statement] {
+        let l = sql.l
+        var out: [Statement] = []
         let outgoing = zip(committed, overtaken).flatMap { c, over in over ? [] : c.outgoing }
         if !outgoing.isEmpty {
-            try db.execute(sql.insertOutgoing, [
+            out.append((sql.insertOutgoing, [
                 PGText.array(outgoing.map(\.idempotencyKey)), PGText.array(outgoing.map(\.conversationID)),
                 PGText.array(outgoing.map { $0.from == .system ? l.systemValue : l.botValue }),
                 PGText.array(outgoing.map(\.senderID)), PGText.array(outgoing.map(\.senderName)),
                 PGText.array(outgoing.map(\.text)), PGText.array(outgoing.map { $0.at.timeIntervalSince1970 }),
                 PGText.array(outgoing.map(\.ruleID)),
-            ], prepare: true)
+            ]))
         }
-
-        // 8. Agent notifications.
         let notes = committed.flatMap { c in c.notifications.map { (c.bot, $0) } }
         if !notes.isEmpty {
-            try db.execute(sql.insertNotifications, [
+            out.append((sql.insertNotifications, [
                 PGText.array(notes.map(\.0)), PGText.array(notes.map(\.1.idempotencyKey)),
                 PGText.array(notes.map(\.1.conversationID)), PGText.array(notes.map(\.1.queue)),
                 PGText.array(notes.map(\.1.reason)), PGText.array(notes.map(\.1.text)),
                 PGText.array(optional: notes.map(\.1.customerName)), PGText.array(notes.map(\.1.lastMessage)),
                 "{" + notes.map { $0.1.isHandoff ? "t" : "f" }.joined(separator: ",") + "}",
                 PGText.array(notes.map { $0.1.at.timeIntervalSince1970 }),
-            ], prepare: true)
+            ]))
         }
+        return out
+    }
 
-        // 9. States: the last of each conversation, with the watermark.
+    /// 9. States: the last of each conversation, with the watermark; new ones inserted, the
+    /// others (locked) updated.
+    private func stateStatements(_ committed: [Commit], existing: Set<Pair>) -> [Statement] {
         var finalState: [Pair: (Commit, Int64)] = [:]
         var statePairs: [Pair] = []
         for c in committed {
@@ -161,24 +189,20 @@ struct PGCommit {
             if finalState[p] == nil { statePairs.append(p) }
             finalState[p] = (c, max(finalState[p]?.1 ?? 0, c.inbound.seq))
         }
-        for existing in [false, true] {
-            let group = statePairs.filter { (stored[$0] != nil) == existing }
+        var out: [Statement] = []
+        for update in [false, true] {
+            let group = statePairs.filter { existing.contains($0) == update }
             if group.isEmpty { continue }
-            let params: [String?] = [
+            out.append((update ? sql.updateStates : sql.insertStates, [
                 PGText.array(group.map(\.bot)), PGText.array(group.map(\.conversation)),
                 PGText.array(group.map { Int64(finalState[$0]!.0.state.version) }),
                 PGText.array(group.map { finalState[$0]!.0.state.owner.rawValue }),
                 PGText.array(group.map { finalState[$0]!.1 }),
                 PGText.array(group.map { PostgresStore.encodeState(finalState[$0]!.0.state) }),
                 PGText.array(group.map { finalState[$0]!.0.ruleSetVersion }),
-            ]
-            let r = try db.execute(existing ? sql.updateStates : sql.insertStates, params, prepare: true)
-            if !existing, r.rows != group.count { throw Self.race }
+            ]))
         }
-
-        // 10. Done marks.
-        try markDone(db, committed, reason: nil)
-        return results
+        return out
     }
 
     /// Handoffs opening and ending, in order, cut into rounds in which each conversation appears
@@ -197,44 +221,50 @@ struct PGCommit {
         }
     }
 
-    private func writeHandoffs(_ db: PGConnection, _ round: [HandoffRounds.Event]) throws {
+    private func handoffStatements(_ round: [HandoffRounds.Event]) -> [Statement] {
+        var out: [Statement] = []
         let ends = round.compactMap { if case let .close(c) = $0 { c } else { nil } }
         if !ends.isEmpty {
-            try db.execute(sql.closeHandoffs, [PGText.array(ends.map(\.bot)), PGText.array(ends.map(\.inbound.conversationID))],
-                           prepare: true)
+            out.append((sql.closeHandoffs, [PGText.array(ends.map(\.bot)), PGText.array(ends.map(\.inbound.conversationID))]))
         }
         let opens = round.compactMap { if case let .open(c) = $0 { c } else { nil } }
         if !opens.isEmpty {
             let handoff = opens.map { c in c.notifications.first { $0.isHandoff } }
-            try db.execute(sql.openHandoffs, [
+            out.append((sql.openHandoffs, [
                 PGText.array(opens.map(\.bot)), PGText.array(opens.map(\.inbound.conversationID)),
                 PGText.array(opens.map { "\($0.bot):\($0.inbound.id):handoff" }),
                 PGText.array(opens.map(\.inbound.id)),
                 PGText.array(optional: handoff.map { $0?.queue }), PGText.array(optional: handoff.map { $0?.reason }),
                 PGText.array(optional: opens.map(\.state.customerName)),
                 PGText.array(optional: opens.map { c in c.outgoing.first { $0.from == .system }?.ruleID }),
-            ], prepare: true)
+            ]))
         }
+        return out
     }
 
     /// Marks the batch's single message done with `reason`, writing nothing else.
     func quarantine(_ db: PGConnection, reason: String) throws -> CommitResult {
-        try PGSession.transaction(db) {
-            let c = batch[0]
-            let r = try db.execute(sql.processed, [PGText.array([c.bot]), PGText.array([PGText.clean(c.inbound.id)])], prepare: true)
-            if r.rows > 0 { return .duplicate }
-            try markDone(db, [c], reason: reason)
-            return .committed
+        do {
+            return try PGSession.transaction(db) {
+                let c = batch[0]
+                let r = try db.execute(sql.processed, [PGText.array([c.bot]), PGText.array([c.inbound.id])], prepare: true)
+                if r.rows > 0 { return .duplicate }
+                let mark = markDone([c], reason: reason)
+                try db.execute(mark.sql, mark.params, prepare: true)
+                return .committed
+            }
+        } catch let error as StoreError where Self.lostRace(error) {
+            return .duplicate   // another worker marked it done meanwhile
         }
     }
 
-    private func markDone(_ db: PGConnection, _ commits: [Commit], reason: String?) throws {
-        let r = try db.execute(sql.insertProcessed, [
-            PGText.array(commits.map(\.bot)), PGText.array(commits.map { PGText.clean($0.inbound.id) }),
+    /// 10. Done marks.
+    private func markDone(_ commits: [Commit], reason: String?) -> Statement {
+        (sql.insertProcessed, [
+            PGText.array(commits.map(\.bot)), PGText.array(commits.map(\.inbound.id)),
             PGText.array(commits.map(\.inbound.seq)), PGText.array(commits.map(\.inbound.conversationID)),
             PGText.array(optional: commits.map { _ in reason }),
-        ], prepare: true)
-        if r.rows != commits.count { throw Self.race }
+        ])
     }
 
     private func pair(_ c: Commit) -> Pair { Pair(bot: c.bot, conversation: PGText.clean(c.inbound.conversationID)) }

@@ -28,8 +28,22 @@ final class PGConnection {
 
     deinit { PQfinish(conn) }
 
+    /// Set when a pipeline ended in a state this class does not know how to resume from.
+    private var broken = false
+
     /// Whether the connection is still usable.
-    var isOK: Bool { PQstatus(conn) == CONNECTION_OK }
+    var isOK: Bool { !broken && PQstatus(conn) == CONNECTION_OK }
+
+    /// The name of `sql` prepared on this connection (prepared now when it is new).
+    private func preparedName(_ sql: String) throws(StoreError) -> String {
+        if let known = prepared[sql] { return known }
+        let name = "usher_\(prepared.count)"
+        let r = PQprepare(conn, name, sql, 0, nil)
+        try check(r, sql)
+        PQclear(r)
+        prepared[sql] = name
+        return name
+    }
 
     /// Runs `sql` with `params` (NULL for nil). Prepared once per connection when `prepare` is
     /// set (the hot path), otherwise sent as is.
@@ -37,16 +51,7 @@ final class PGConnection {
     func execute(_ sql: String, _ params: [String?] = [], prepare: Bool = false) throws(StoreError) -> PGResult {
         let result: OpaquePointer?
         if prepare {
-            let name: String
-            if let known = prepared[sql] {
-                name = known
-            } else {
-                name = "usher_\(prepared.count)"
-                let r = PQprepare(conn, name, sql, 0, nil)
-                try check(r, sql)
-                PQclear(r)
-                prepared[sql] = name
-            }
+            let name = try preparedName(sql)
             result = Self.withCStrings(params) { values in
                 PQexecPrepared(conn, name, Int32(params.count), values, nil, nil, 0)
             }
@@ -59,6 +64,42 @@ final class PGConnection {
         }
         try check(result, sql)
         return PGResult(result!)
+    }
+
+    /// Runs prepared statements in one round trip (libpq's pipeline mode) and returns their
+    /// results in order. The server runs them one after the other; after one fails it skips the
+    /// rest, and the first error is thrown once the pipeline has ended. Inside a transaction
+    /// that leaves it aborted: the caller rolls back.
+    func pipeline(_ statements: [(sql: String, params: [String?])]) throws(StoreError) -> [PGResult] {
+        var names: [String] = []
+        for s in statements { names.append(try preparedName(s.sql)) }
+        guard PQenterPipelineMode(conn) == 1 else { throw lost(Self.message(PQerrorMessage(conn))) }
+        for (i, s) in statements.enumerated() {
+            let sent = Self.withCStrings(s.params) { values in
+                PQsendQueryPrepared(conn, names[i], Int32(s.params.count), values, nil, nil, 0)
+            }
+            if sent != 1 { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
+        }
+        guard PQpipelineSync(conn) == 1 else { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
+        var results: [PGResult] = []
+        var failure: StoreError?
+        for s in statements {
+            guard let r = PQgetResult(conn) else { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
+            if PQresultStatus(r) == PGRES_PIPELINE_ABORTED {
+                PQclear(r)
+            } else {
+                do { try check(r, s.sql); results.append(PGResult(r)) } catch { failure = failure ?? error }
+            }
+            // Each statement's results end with a null.
+            while let extra = PQgetResult(conn) { PQclear(extra) }
+        }
+        // The sync point, then back to one statement at a time.
+        guard let sync = PQgetResult(conn) else { broken = true; throw lost("the pipeline ended without its sync point") }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        PQclear(sync)
+        guard synced, PQexitPipelineMode(conn) == 1 else { broken = true; throw lost("the pipeline did not end cleanly") }
+        if let failure { throw failure }
+        return results
     }
 
     /// Runs several statements (no parameters) in one round trip: migrations, BEGIN/COMMIT.

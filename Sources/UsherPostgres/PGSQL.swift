@@ -129,12 +129,16 @@ package struct PGSQL: Sendable {
         """
     }
 
-    /// $1 bots, $2 conversations, $3 low (the state's watermark), $4 high (the newest inbound
-    /// seq of the batch): inbound messages in between not done — the per-conversation order check.
+    /// $1 bots, $2 conversations, $3 high (the newest inbound seq of the batch): inbound messages
+    /// not done between the state's watermark and `high` — the per-conversation order check. The
+    /// watermark is read here (the row is locked by `lockStates` before), so that both go out in
+    /// one round trip.
     package var undoneBetween: String {
         """
-        SELECT w.b, w.c, m.\(l.mSeq) FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[]) AS w(b, c, lo, hi)
-        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > w.lo AND m.\(l.mSeq) < w.hi
+        SELECT w.b, w.c, m.\(l.mSeq) FROM unnest($1::text[], $2::text[], $3::int8[]) AS w(b, c, hi)
+        CROSS JOIN LATERAL (SELECT coalesce((SELECT s.last_seq FROM \(u).bot_state AS s
+                                             WHERE s.bot = w.b AND s.conversation_id = w.c), 0) AS lo) AS s
+        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > s.lo AND m.\(l.mSeq) < w.hi
         WHERE \(l.inbound) AND \(undone(bot: "w.b"))
         """
     }
@@ -261,13 +265,12 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 bots, $2 conversations, $3 versions, $4 owners, $5 last seqs, $6 states, $7 rule-set
-    /// versions. Returns the rows written: fewer than given means another worker created one of
-    /// these states first (the batch is then classified again).
+    /// versions. A state another worker created first is a unique violation: the transaction
+    /// ends, and the batch is classified again (`PGCommit.lostRace`).
     package var insertStates: String {
         """
         INSERT INTO \(u).bot_state (bot, conversation_id, version, owner, last_seq, state, rule_set_version)
         SELECT * FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[], $5::int8[], $6::text[], $7::text[])
-        ON CONFLICT DO NOTHING RETURNING 1
         """
     }
 
@@ -282,12 +285,12 @@ package struct PGSQL: Sendable {
         """
     }
 
-    /// $1 bots, $2 message ids, $3 seqs, $4 conversations, $5 quarantine reasons.
+    /// $1 bots, $2 message ids, $3 seqs, $4 conversations, $5 quarantine reasons. A done mark
+    /// another worker wrote first is a unique violation, as for `insertStates`.
     package var insertProcessed: String {
         """
         INSERT INTO \(u).processed (bot, message_id, seq, conversation_id, quarantined)
         SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[])
-        ON CONFLICT DO NOTHING RETURNING 1
         """
     }
 

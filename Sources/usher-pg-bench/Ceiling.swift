@@ -16,7 +16,9 @@ import UsherStore
 /// - The statements come in the order `Worker.process` and `PGCommit.write` run them for a batch
 ///   of fresh conversations: claimPending (the read of the batch and its claim), states, BEGIN,
 ///   processed, lockStates, undoneBetween, lockConversations, agentAfter, openHandoffs,
-///   updateConversations, insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT.
+///   updateConversations, insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT —
+///   in the same round trips: `BEGIN` and the reads in one pipeline (`\startpipeline` …
+///   `\endpipeline`), the writes and `COMMIT` in another, as `PGConnection.pipeline` sends them.
 /// - The values are built here as `PGCommit` builds them (same array literals, the same
 ///   decisions from the engine, the same JSON for states), one row per batch in
 ///   `bench.batches`, fetched by the script with `\gset` (the only statement the store does not
@@ -55,9 +57,7 @@ struct Ceiling {
         out.append(Statement(sql: sql.states, params: [bot.id, Arr.text(order)]))
         var batch: [Commit] = []
         for c in order { batch += BenchBot.decide(byConversation[c]!, bot, at: now) }
-        out.append(Statement(sql: "BEGIN", params: []))
         out += commitStatements(batch, sql)
-        out.append(Statement(sql: "COMMIT", params: []))
         return out
     }
 
@@ -68,16 +68,16 @@ struct Ceiling {
         func pair(_ c: Commit) -> Pair { Pair(bot: c.bot, conversation: c.inbound.conversationID) }
         var seen = Set<Pair>()
         let pairs = batch.map(pair).filter { seen.insert($0).inserted }
-        var out: [Statement] = []
+        // The first pipeline: BEGIN and the reads.
+        var out: [Statement] = [Statement(sql: "\\startpipeline", params: []), Statement(sql: "BEGIN", params: [])]
         // 1. Done marks. 2. States, locked.
         out.append(Statement(sql: sql.processed, params: [Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id))]))
         out.append(Statement(sql: sql.lockStates, params: [Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation))]))
-        // 3. Earlier messages not done (no state yet: watermark 0).
+        // 3. Earlier messages not done.
         var high: [Pair: Int64] = [:]
         for c in batch { high[pair(c)] = max(high[pair(c)] ?? 0, c.inbound.seq) }
         out.append(Statement(sql: sql.undoneBetween, params: [
-            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)),
-            Arr.int(pairs.map { _ in 0 }), Arr.int(pairs.map { high[$0] ?? 0 }),
+            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)), Arr.int(pairs.map { high[$0] ?? 0 }),
         ]))
         // 4. The conversations' rows locked (sorted), then agent messages after the oldest
         // inbound one.
@@ -88,6 +88,9 @@ struct Ceiling {
             if let lock = sql.lockConversations { out.append(Statement(sql: lock, params: [Arr.text(conversations)])) }
             out.append(Statement(sql: sql.agentAfter, params: [Arr.text(conversations), Arr.int(conversations.map { low[$0]! })]))
         }
+        out.append(Statement(sql: "\\endpipeline", params: []))
+        // The second pipeline: the writes and COMMIT.
+        out.append(Statement(sql: "\\startpipeline", params: []))
         // 5. Classification: every commit commits; handoffs open as the owner becomes waiting
         // (one round: a conversation hands off once here).
         var owner: [Pair: Owner] = [:]
@@ -171,6 +174,8 @@ struct Ceiling {
             Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id)), Arr.int(batch.map(\.inbound.seq)),
             Arr.text(batch.map(\.inbound.conversationID)), Arr.optional(batch.map { _ in nil }),
         ]))
+        out.append(Statement(sql: "COMMIT", params: []))
+        out.append(Statement(sql: "\\endpipeline", params: []))
         return out
     }
 
@@ -235,6 +240,8 @@ struct Ceiling {
         let fetchOnly = text.replacingOccurrences(of: "\\set k :n * :clients + :client_id",
                                                   with: "\\set k (:n * :clients + :client_id) % \(batches)")
         for (s, statement) in all[0].enumerated() {
+            // pgbench meta-commands (the pipelines' ends) stand alone.
+            if statement.sql.hasPrefix("\\") { text += statement.sql + "\n"; continue }
             let body = Self.substitute(statement.sql, prefix: "s\(s)_")
             text += body + ";\n"
         }
