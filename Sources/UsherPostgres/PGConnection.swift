@@ -233,33 +233,36 @@ enum PGText {
 
     /// A text array literal (`{"a","b"}`) for an `= ANY($n)` or `unnest($n::text[])` parameter.
     static func array(_ values: some Sequence<String>) -> String {
-        var out = "{"
-        var first = true
-        for v in values {
-            if !first { out += "," }
-            first = false
-            out += "\""
-            let text = clean(v)
-            if text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                for ch in text.unicodeScalars {
-                    if ch == "\"" || ch == "\\" { out += "\\" }
-                    out.unicodeScalars.append(ch)
-                }
-            } else {
-                out += text
-            }
-            out += "\""
-        }
-        return out + "}"
+        array(optional: values.lazy.map { Optional($0) })
     }
 
-    /// An array literal of optional texts (NULL elements unquoted).
+    /// An array literal of optional texts (NULL elements unquoted). Built as UTF-8 bytes: a
+    /// batch's literals hold every reply and state of the batch.
     static func array(optional values: some Sequence<String?>) -> String {
-        var parts: [String] = []
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(256)
+        var first = true
         for v in values {
-            if let v { parts.append(String(array([v]).dropFirst().dropLast())) } else { parts.append("NULL") }
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            guard var v else {
+                out.append(contentsOf: "NULL".utf8)
+                continue
+            }
+            out.append(UInt8(ascii: "\""))
+            v.withUTF8 { bytes in
+                for b in bytes {
+                    switch b {
+                    case 0: out.append(contentsOf: [0xEF, 0xBF, 0xBD])   // U+FFFD, as `clean`
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(b)
+                    default: out.append(b)
+                    }
+                }
+            }
+            out.append(UInt8(ascii: "\""))
         }
-        return "{" + parts.joined(separator: ",") + "}"
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func array(_ values: some Sequence<Int64>) -> String {

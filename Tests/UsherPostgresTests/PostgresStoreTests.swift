@@ -215,3 +215,14 @@ struct PostgresStoreTests {
         try await writer.close()
     }
 }
+
+@Suite("PostgreSQL array literals")
+struct PGTextArrayTests {
+    @Test func quotesEscapesNULsAndNulls() {
+        #expect(PGText.array([String]()) == "{}")
+        #expect(PGText.array(["a", "b c"]) == #"{"a","b c"}"#)
+        #expect(PGText.array([#"say "hi" \ bye"#]) == #"{"say \"hi\" \\ bye"}"#)
+        #expect(PGText.array(["a\u{0}b", "é🙂"]) == "{\"a\u{FFFD}b\",\"é🙂\"}")
+        #expect(PGText.array(optional: ["x", nil, "NULL"]) == #"{"x",NULL,"NULL"}"#)
+    }
+}
