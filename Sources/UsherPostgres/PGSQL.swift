@@ -30,8 +30,9 @@ package struct PGSQL: Sendable {
         """
     }
 
-    /// $1 cursor, $2 bot, $3 limit, $4 worker, $5 lease end (epoch seconds), $6 seconds: `pending`
-    /// and `claim` in one statement. The oldest pending messages of conversations no other live
+    /// $1 cursor, $2 bot, $3 limit, $4 worker, $5 lease end (epoch seconds), $6 seconds, $7
+    /// conversations to skip (text[]: the worker's batch in flight): `pending` and `claim` in one
+    /// statement. The oldest pending messages of conversations no other live
     /// worker holds; the leases among them that are not this worker's for at least $6 more
     /// seconds are taken (inserted in a fixed order; free or expired ones taken over, one another
     /// worker took meanwhile left alone), and the messages of the conversations the worker now
@@ -41,13 +42,20 @@ package struct PGSQL: Sendable {
     package var claimPending: String {
         """
         WITH cand AS (
-            SELECT \(l.messageColumns), m.\(l.mConversation)::text AS usher_c
-            FROM \(l.messagesJoined)
-            WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound) AND \(undone(bot: "$2"))
-              AND NOT EXISTS (SELECT 1 FROM \(u).leases AS h
-                              WHERE h.bot = $2 AND h.conversation_id = m.\(l.mConversation)::text AND h.worker <> $4
-                                AND h.until > clock_timestamp())
-            ORDER BY m.\(l.mSeq) LIMIT $3::int8),
+            SELECT * FROM (
+                SELECT \(l.messageColumns), m.\(l.mConversation)::text AS usher_c
+                FROM \(l.messagesJoined)
+                WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound) AND \(undone(bot: "$2"))
+                  AND m.\(l.mConversation)::text NOT IN (SELECT unnest($7::text[]))   -- a hashed subplan, not a scan per row
+                  AND NOT EXISTS (SELECT 1 FROM \(u).leases AS h
+                                  WHERE h.bot = $2 AND h.conversation_id = m.\(l.mConversation)::text AND h.worker <> $4
+                                    AND h.until > clock_timestamp())
+                ORDER BY m.\(l.mSeq) OFFSET 0) AS p
+            -- Workers reading at the same instant skip each other's conversations instead of
+            -- racing for their leases: a lock per conversation until this statement ends, taken
+            -- row by row in seq order, only until the limit.
+            WHERE pg_try_advisory_xact_lock(\(Self.claimLockClass), hashtext($2 || p.usher_c))
+            LIMIT $3::int8),
         conv AS (SELECT DISTINCT usher_c AS c FROM cand),
         kept AS (
             SELECT h.conversation_id AS c FROM \(u).leases AS h JOIN conv ON h.conversation_id = conv.c
@@ -63,6 +71,9 @@ package struct PGSQL: Sendable {
         ORDER BY 1
         """
     }
+
+    /// The first key of the advisory locks `claimPending` takes ("ushr" in ASCII).
+    static let claimLockClass: Int32 = 0x7573_6872
 
     package var latestSeq: String { "SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages)" }
 

@@ -30,6 +30,9 @@ public final class PostgresStore: ChatStore {
     package let sql: PGSQL
     let options: Options
     private let session: PGSession
+    /// A second connection for the worker's reads (intake, states, the newest seq), so that the
+    /// next batch is read while the last one is written.
+    private let reader: PGSession
     private let listener: PGListener?
     private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
     private let quarantined = Atomic<Int>(0)
@@ -47,6 +50,7 @@ public final class PostgresStore: ChatStore {
             return layout
         }
         self.session = session
+        self.reader = PGSession(url, label: "usher.postgres.reader")
         self.layout = layout
         self.sql = PGSQL(layout)
         self.options = options
@@ -62,7 +66,7 @@ public final class PostgresStore: ChatStore {
 
     public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
         let q = sql.pending
-        return try await session.run { db in
+        return try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit)], prepare: true)
             return (0..<r.rows).map { Self.message(r, $0) }
         }
@@ -71,11 +75,12 @@ public final class PostgresStore: ChatStore {
     /// One statement (`PGSQL.claimPending`); the database's leases decide what this worker
     /// holds, so `holds` is not asked: a lease is renewed once less than half of it is left.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
+                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
         let q = sql.claimPending
-        return try await session.run { db in
+        let skip = PGText.array(skipping.sorted())
+        return try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
-                                       String(max(0, until.timeIntervalSinceNow / 2))],
+                                       String(max(0, until.timeIntervalSinceNow / 2)), skip],
                                    prepare: true)
             return (0..<r.rows).map { Self.message(r, $0) }
         }
@@ -83,7 +88,7 @@ public final class PostgresStore: ChatStore {
 
     public func latestSeq() async throws -> Int64 {
         let q = sql.latestSeq
-        return try await session.run { db in try db.execute(q, prepare: true).int64(0, 0) }
+        return try await reader.run { db in try db.execute(q, prepare: true).int64(0, 0) }
     }
 
     public func waitForChanges(after seq: Int64, timeout: Duration) async throws {
@@ -161,7 +166,7 @@ public final class PostgresStore: ChatStore {
 
     public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
         let q = sql.states
-        let rows = try await session.run { db in
+        let rows = try await reader.run { db in
             let r = try db.execute(q, [bot, PGText.array(conversations)], prepare: true)
             return (0..<r.rows).map { (r.string($0, 0), r.string($0, 1)) }
         }
@@ -303,6 +308,7 @@ public final class PostgresStore: ChatStore {
     public func close() async throws {
         listener?.stop()
         await session.close()
+        await reader.close()
     }
 
     /// A row of `PGLayout.messageColumns`.

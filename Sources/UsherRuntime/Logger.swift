@@ -23,6 +23,9 @@ public final class Logger: Sendable {
         self.sink = sink ?? { FileHandle.standardError.write(Data($0.utf8)) }
     }
 
+    /// Whether events at `level` are written: check it before building costly fields.
+    public func enabled(_ level: Level) -> Bool { level >= minimum }
+
     public func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, Any?> = [:]) {
         guard level >= minimum else { return }
         let ts = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))

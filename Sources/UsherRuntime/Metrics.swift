@@ -4,9 +4,23 @@ import Synchronization
 /// The worker's Prometheus metrics: counters, gauges and histograms with labels, rendered in the
 /// text exposition format. One lock; updates are a dictionary write.
 public final class Metrics: Sendable {
+    /// A metric and its labels, sorted by key. Labels come in as `KeyValuePairs` and are kept
+    /// as an array: a dictionary per update (built at the call, hashed element by element) cost
+    /// more than the rest of recording a decision.
     private struct Series: Hashable {
         var name: String
-        var labels: [String: String]
+        var labels: [Label]
+
+        init(_ name: String, _ labels: KeyValuePairs<String, String>) {
+            self.name = name
+            self.labels = labels.map { Label(key: $0.key, value: $0.value) }
+            if self.labels.count > 1 { self.labels.sort { $0.key < $1.key } }
+        }
+    }
+
+    private struct Label: Hashable {
+        var key: String
+        var value: String
     }
 
     private struct Histogram {
@@ -46,29 +60,31 @@ public final class Metrics: Sendable {
 
     public init() {}
 
-    public func increment(_ name: String, _ labels: [String: String] = [:], by value: Double = 1) {
-        state.withLock { $0.counters[Series(name: name, labels: labels), default: 0] += value }
+    public func increment(_ name: String, _ labels: KeyValuePairs<String, String> = [:], by value: Double = 1) {
+        let key = Series(name, labels)
+        state.withLock { $0.counters[key, default: 0] += value }
     }
 
-    public func set(_ name: String, _ labels: [String: String] = [:], to value: Double) {
-        state.withLock { $0.gauges[Series(name: name, labels: labels)] = value }
+    public func set(_ name: String, _ labels: KeyValuePairs<String, String> = [:], to value: Double) {
+        let key = Series(name, labels)
+        state.withLock { $0.gauges[key] = value }
     }
 
-    public func observe(_ name: String, _ labels: [String: String] = [:], _ value: Double) {
+    public func observe(_ name: String, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
+        let key = Series(name, labels)
         state.withLock { s in
-            let key = Series(name: name, labels: labels)
-            var h = s.histograms[key] ?? Histogram(buckets: Array(repeating: 0, count: Self.latencyBuckets.count))
-            for (i, bound) in Self.latencyBuckets.enumerated() where value <= bound { h.buckets[i] += 1 }
-            h.sum += value
-            h.count += 1
-            s.histograms[key] = h
+            if s.histograms[key] == nil { s.histograms[key] = Histogram(buckets: Array(repeating: 0, count: Self.latencyBuckets.count)) }
+            // In place: no copy of the buckets per observation.
+            for (i, bound) in Self.latencyBuckets.enumerated() where value <= bound { s.histograms[key]!.buckets[i] += 1 }
+            s.histograms[key]!.sum += value
+            s.histograms[key]!.count += 1
         }
     }
 
     /// The current value of a counter or gauge (tests, `/readyz`).
-    public func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
-        state.withLock { s in
-            let key = Series(name: name, labels: labels)
+    public func value(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) -> Double? {
+        let key = Series(name, labels)
+        return state.withLock { s in
             return s.counters[key] ?? s.gauges[key] ?? s.histograms[key].map { Double($0.count) }
         }
     }
@@ -77,8 +93,8 @@ public final class Metrics: Sendable {
     public func render() -> String {
         let snapshot = state.withLock { $0 }
         var byName: [String: [String]] = [:]
-        func labels(_ l: [String: String], extra: (String, String)? = nil) -> String {
-            var parts = l.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escape($0.value))\"" }
+        func labels(_ l: [Label], extra: (String, String)? = nil) -> String {
+            var parts = l.map { "\($0.key)=\"\(Self.escape($0.value))\"" }
             if let (k, v) = extra { parts.append("\(k)=\"\(v)\"") }
             return parts.isEmpty ? "" : "{" + parts.joined(separator: ",") + "}"
         }

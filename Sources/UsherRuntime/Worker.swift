@@ -151,43 +151,68 @@ public final class Worker: Sendable {
             advanced = ContinuousClock.now
             committedSinceAdvance = false
         }
-        while !isStopping && !Task.isCancelled {
-            var batch = try await intake(bot, after: cursor)
-            var latest: Int64 = 0
-            if batch.isEmpty {
-                // Nothing pending: read the newest sequence number, then look once more, so that
-                // the wait below starts after it — the bot's own replies, written earlier, cannot
-                // wake it at once, and a message that arrived between the two reads is not waited for.
-                latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-                batch = try await intake(bot, after: cursor)
-            }
-            if batch.isEmpty {
-                // The cursor only saves reading done messages again: move it when idle.
-                if committedSinceAdvance { try await advance() }
-                if !reportedReady {
-                    reportedReady = true
-                    if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
-                    log.info("caught-up", ["bot": bot.id, "cursor": cursor])
-                }
-                try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: options.idleWait)
-                continue
-            }
-            lastSeen = max(lastSeen, batch.last!.seq)
-            let progress = try await process(batch, bot)
+        // While one batch is written (stage two), the next is read and decided (stage one): its
+        // conversations are not those in flight, so it needs nothing from the writes.
+        var writing: Task<Bool, any Error>?
+        var inFlight = Set<String>()
+        func finishWriting() async throws -> Bool? {
+            guard let w = writing else { return nil }
+            writing = nil
+            inFlight = []
+            let progress = try await w.value
             committedSinceAdvance = committedSinceAdvance || progress
             if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { try await advance() }
-            if !progress {
-                // Everything read waits on an earlier message (or lost its lease meanwhile):
-                // wait for the store to change instead of spinning.
-                try await store.waitForChanges(after: max(lastSeen, latest), timeout: .milliseconds(50))
+            return progress
+        }
+        do {
+            while !isStopping && !Task.isCancelled {
+                var batch = try await intake(bot, after: cursor, skipping: inFlight)
+                if batch.isEmpty, writing != nil {
+                    // Nothing to read beside the batch in flight: let it finish, then look again.
+                    if try await finishWriting() == false {
+                        // Everything it held waits on an earlier message (or lost its lease
+                        // meanwhile): wait for the store to change instead of spinning.
+                        try await store.waitForChanges(after: lastSeen, timeout: .milliseconds(50))
+                    }
+                    continue
+                }
+                var latest: Int64 = 0
+                if batch.isEmpty {
+                    // Nothing pending: read the newest sequence number, then look once more, so that
+                    // the wait below starts after it — the bot's own replies, written earlier, cannot
+                    // wake it at once, and a message that arrived between the two reads is not waited for.
+                    latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
+                    batch = try await intake(bot, after: cursor, skipping: [])
+                }
+                if batch.isEmpty {
+                    // The cursor only saves reading done messages again: move it when idle.
+                    if committedSinceAdvance { try await advance() }
+                    if !reportedReady {
+                        reportedReady = true
+                        if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
+                        log.info("caught-up", ["bot": bot.id, "cursor": cursor])
+                    }
+                    try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: options.idleWait)
+                    continue
+                }
+                lastSeen = max(lastSeen, batch.last!.seq)
+                let prepared = try await prepare(batch, bot)
+                _ = try await finishWriting()
+                inFlight = Set(prepared.order)
+                writing = Task { try await self.write(prepared, bot) }
             }
+            _ = try await finishWriting()
+        } catch {
+            // Whatever was in flight finishes (or fails) before the error goes up.
+            _ = try? await writing?.value
+            throw error
         }
     }
 
     /// The next batch: pending messages of conversations this worker holds, claiming those it
     /// does not hold for at least half a lease yet (a claim is a write, and most batches
-    /// continue conversations already held).
-    private func intake(_ bot: BotRuntime, after cursor: Int64) async throws -> [StoredMessage] {
+    /// continue conversations already held), leaving out the conversations of the batch in flight.
+    private func intake(_ bot: BotRuntime, after cursor: Int64, skipping: Set<String>) async throws -> [StoredMessage] {
         let now = clock()
         let until = now.addingTimeInterval(options.lease)
         let fresh = now.addingTimeInterval(options.lease / 2)
@@ -195,7 +220,8 @@ public final class Worker: Sendable {
         let leases = leases
         let batch = try await retrying(bot, "pending") {
             try await self.store.claimPending(bot: bot.id, after: cursor, limit: self.options.batchSize, worker: self.workerID,
-                                             until: until, holds: { c in leases.withLock { ($0[prefix + c] ?? .distantPast) > fresh } })
+                                             until: until, skipping: skipping,
+                                             holds: { c in leases.withLock { ($0[prefix + c] ?? .distantPast) > fresh } })
         }
         leases.withLock { l in
             if l.count > 100_000 { l = l.filter { $0.value > now } }
@@ -204,20 +230,64 @@ public final class Worker: Sendable {
         return batch
     }
 
-    /// Decides a batch of held conversations: in parallel (up to `lanes`), each in order. Returns
-    /// whether anything was committed.
-    private func process(_ batch: [StoredMessage], _ bot: BotRuntime) async throws -> Bool {
+    /// A batch of held conversations, grouped, and — with group commit — decided in memory.
+    private struct Prepared: Sendable {
         var order: [String] = []
         var byConversation: [String: [StoredMessage]] = [:]
+        var commits: [Commit] = []
+        var decisions: [(decision: Decision, message: StoredMessage, seconds: Double)] = []
+        var now = Date()
+    }
+
+    /// Stage one: groups the batch by conversation; with group commit, reads the states and
+    /// decides every message — each conversation's messages in order, each from the state the
+    /// previous one left.
+    private func prepare(_ batch: [StoredMessage], _ bot: BotRuntime) async throws -> Prepared {
+        var p = Prepared()
         for m in batch {
-            if byConversation[m.conversationID] == nil { order.append(m.conversationID) }
-            byConversation[m.conversationID, default: []].append(m)
+            if p.byConversation[m.conversationID] == nil { p.order.append(m.conversationID) }
+            p.byConversation[m.conversationID, default: []].append(m)
         }
-        var mine = order
+        guard options.groupCommit else { return p }
+        let ids = p.order
+        let states = try await retrying(bot, "states") { try await self.store.states(bot: bot.id, conversations: ids) }
+        p.now = clock()
+        for c in p.order {
+            var state = states[c]
+            for m in p.byConversation[c]! {
+                let (decision, seconds) = decide(m, state: state, bot)
+                p.commits.append(Commit(bot: identity(bot), inbound: m, expectedVersion: state?.version ?? 0,
+                                        decision: decision, at: p.now))
+                p.decisions.append((decision, m, seconds))
+                state = decision.state
+            }
+        }
+        return p
+    }
+
+    /// Stage two: writes a prepared batch — with group commit in one transaction, the
+    /// conversations whose commit conflicts then one message at a time; otherwise conversations
+    /// in parallel (up to `lanes`), each in order. Returns whether anything was committed.
+    private func write(_ p: Prepared, _ bot: BotRuntime) async throws -> Bool {
+        var mine = p.order
         var committed = false
-        if options.groupCommit, !mine.isEmpty {
-            let (done, failed) = try await groupCommit(mine.map { byConversation[$0]! }, bot)
-            committed = done
+        if !p.commits.isEmpty {
+            let commits = p.commits
+            let results = try await retrying(bot, "commit") { try await self.store.commit(batch: commits) }
+            var failed = Set<String>()
+            for (i, result) in results.enumerated() {
+                let (decision, m, seconds) = p.decisions[i]
+                metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
+                switch result {
+                case .committed:
+                    record(decision, m, bot, decideSeconds: seconds, now: p.now)
+                    committed = true
+                case .duplicate:
+                    committed = true
+                case .conflict, .outOfOrder:
+                    failed.insert(m.conversationID)
+                }
+            }
             mine = mine.filter(failed.contains)
         }
         let progress = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -225,7 +295,7 @@ public final class Worker: Sendable {
             var progress = false
             func start() {
                 guard next < mine.count else { return }
-                let messages = byConversation[mine[next]]!
+                let messages = p.byConversation[mine[next]]!
                 next += 1
                 group.addTask { try await self.decide(messages, bot) }
             }
@@ -237,45 +307,6 @@ public final class Worker: Sendable {
             return progress
         }
         return committed || progress
-    }
-
-    /// Decides every message of the batch in memory — each conversation's messages in order,
-    /// each from the state the previous one left — and commits them in one transaction. Returns
-    /// whether anything was committed and the conversations that need the one-at-a-time path.
-    private func groupCommit(_ conversations: [[StoredMessage]], _ bot: BotRuntime) async throws -> (Bool, Set<String>) {
-        let ids = conversations.map { $0[0].conversationID }
-        let states = try await retrying(bot, "states") { try await self.store.states(bot: bot.id, conversations: ids) }
-        var commits: [Commit] = []
-        var decisions: [(Decision, StoredMessage, Double)] = []
-        let now = clock()
-        for messages in conversations {
-            var state = states[messages[0].conversationID]
-            for m in messages {
-                let (decision, seconds) = decide(m, state: state, bot)
-                commits.append(Commit(bot: identity(bot), inbound: m, expectedVersion: state?.version ?? 0,
-                                      decision: decision, at: now))
-                decisions.append((decision, m, seconds))
-                state = decision.state
-            }
-        }
-        let toCommit = commits
-        let results = try await retrying(bot, "commit") { try await self.store.commit(batch: toCommit) }
-        var failed = Set<String>()
-        var progress = false
-        for (i, result) in results.enumerated() {
-            let (decision, m, seconds) = decisions[i]
-            metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
-            switch result {
-            case .committed:
-                record(decision, m, bot, decideSeconds: seconds, now: now)
-                progress = true
-            case .duplicate:
-                progress = true
-            case .conflict, .outOfOrder:
-                failed.insert(m.conversationID)
-            }
-        }
-        return (progress, failed)
     }
 
     private func identity(_ bot: BotRuntime) -> BotIdentity {
@@ -347,14 +378,18 @@ public final class Worker: Sendable {
             switch e {
             case let .reply(text, rule):
                 metrics.increment("usher_replies_total", ["bot": b, "rule": rule])
-                log.log(.info, "reply", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
-                                         "rules_version": d.ruleSetVersion, "text": options.logText ? text : nil])
+                if log.enabled(.info) {
+                    log.info("reply", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
+                                       "rules_version": d.ruleSetVersion, "text": options.logText ? text : nil])
+                }
             case let .system(_, rule):
                 metrics.increment("usher_system_messages_total", ["bot": b, "rule": rule])
             case let .handoff(reason, queue, _, rule):
                 metrics.increment("usher_handoffs_total", ["bot": b, "rule": rule, "reason": reason])
-                log.info("handoff", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
-                                     "reason": reason, "queue": queue, "rules_version": d.ruleSetVersion])
+                if log.enabled(.info) {
+                    log.info("handoff", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
+                                         "reason": reason, "queue": queue, "rules_version": d.ruleSetVersion])
+                }
             case let .notify(_, queue, _, _):
                 metrics.increment("usher_notifications_total", ["bot": b, "queue": queue])
             case .tag, .untag, .set:

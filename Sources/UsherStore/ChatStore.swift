@@ -40,13 +40,14 @@ public protocol ChatStore: Sendable {
 
     /// A worker's intake: the oldest pending messages (as `pending`) of conversations it holds
     /// or can claim until `until` (as `claim`), after claiming them; messages of conversations
-    /// another worker holds are left out. `holds` says which conversations the worker already
+    /// another worker holds, and of those in `skipping` (the worker's batch in flight), are left
+    /// out. `holds` says which conversations the worker already
     /// holds long enough not to claim them again (stores that keep leases themselves may decide
     /// that on their own). Stores that can read and claim in one statement do (PostgreSQL: so
     /// that workers sharing a database read disjoint conversations); the default is `pending`,
     /// then `claim` of what `holds` does not cover.
     func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                      holds: @Sendable (String) -> Bool) async throws -> [StoredMessage]
+                      skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> [StoredMessage]
 
     /// Gives up `worker`'s leases (on shutdown).
     func release(bot: String, worker: String) async throws
@@ -98,8 +99,10 @@ extension ChatStore {
     }
 
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
-        let batch = try await pending(bot: bot, after: cursor, limit: limit)
+                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
+        // The batch in flight is usually the head of what is pending: read past it.
+        var batch = try await pending(bot: bot, after: cursor, limit: skipping.isEmpty ? limit : 2 * limit)
+        if !skipping.isEmpty { batch = Array(batch.lazy.filter { !skipping.contains($0.conversationID) }.prefix(limit)) }
         var seen = Set<String>()
         let wanted = batch.map(\.conversationID).filter { !holds($0) && seen.insert($0).inserted }
         let claimed = wanted.isEmpty ? [] : try await claim(bot: bot, conversations: wanted, worker: worker, until: until)

@@ -29,8 +29,9 @@ public final class SplitStore: ChatStore {
         try await any.claim(bot: bot, conversations: conversations, worker: worker, until: until)
     }
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
-        try await any.claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, holds: holds)
+                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
+        try await any.claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
+                                   holds: holds)
     }
     public func release(bot: String, worker: String) async throws { try await any.release(bot: bot, worker: worker) }
     public func append(_ message: NewMessage) async throws -> StoredMessage { try await any.append(message) }

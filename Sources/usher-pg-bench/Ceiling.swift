@@ -48,10 +48,15 @@ struct Ceiling {
         }
         var out: [Statement] = []
         // Worker.intake: the batch read and claimed (PostgresStore.claimPending), from a cursor
-        // just below it.
+        // just below it, skipping the conversations of the batch before (the worker's batch in
+        // flight).
+        var inFlight = Set<String>()
+        if range.lowerBound >= batchSize {
+            for i in (range.lowerBound - batchSize)..<range.lowerBound { inFlight.insert(backlog.message(i).conversationID) }
+        }
         out.append(Statement(sql: sql.claimPending, params: [
             String(messages[0].seq - 1), bot.id, String(batchSize), worker, String(until.timeIntervalSince1970),
-            String(until.timeIntervalSince(now) / 2),
+            String(until.timeIntervalSince(now) / 2), Arr.text(inFlight.sorted()),
         ]))
         // Worker.groupCommit: the states, then every message decided in memory.
         out.append(Statement(sql: sql.states, params: [bot.id, Arr.text(order)]))
