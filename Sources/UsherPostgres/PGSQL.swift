@@ -38,7 +38,8 @@ package struct PGSQL: Sendable {
     /// worker took meanwhile left alone), and the messages of the conversations the worker now
     /// holds are returned — so workers sharing a database read disjoint conversations, a claim
     /// costs no round trip of its own, and a lease is written only when it needs renewing. Each
-    /// row: `PGLayout.messageColumns`, then the conversation id.
+    /// row: `PGLayout.messageColumns`, the conversation id, and its state (NULL: none yet), which
+    /// the worker asks for next.
     package var claimPending: String {
         """
         WITH cand AS (
@@ -66,7 +67,8 @@ package struct PGSQL: Sendable {
             ON CONFLICT (bot, conversation_id) DO UPDATE SET worker = excluded.worker, until = excluded.until
             WHERE l.worker = excluded.worker OR l.until <= clock_timestamp()
             RETURNING l.conversation_id AS c)
-        SELECT * FROM cand
+        SELECT cand.*, s.state FROM cand
+        LEFT JOIN \(u).bot_state AS s ON s.bot = $2 AND s.conversation_id = cand.usher_c
         WHERE usher_c IN (SELECT c FROM fresh UNION ALL SELECT c FROM kept)
         ORDER BY 1
         """

@@ -36,6 +36,9 @@ public final class PostgresStore: ChatStore {
     private let listener: PGListener?
     private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
     private let quarantined = Atomic<Int>(0)
+    /// The states that came with the last `claimPending` (by conversation; nil: no state yet).
+    private struct Prefetched { var bot = ""; var states: [String: String?] = [:] }
+    private let prefetched = Locked(Prefetched())
 
     /// Connects, checks the mapping against the database (`MappingMismatch` names what is
     /// missing, at its line in the mapping file), migrates Usher's tables (and, for the native
@@ -78,12 +81,20 @@ public final class PostgresStore: ChatStore {
                              skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
         let q = sql.claimPending
         let skip = PGText.array(skipping.sorted())
-        return try await reader.run { db in
+        let (messages, states) = try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
                                        String(max(0, until.timeIntervalSinceNow / 2)), skip],
                                    prepare: true)
-            return (0..<r.rows).map { Self.message(r, $0) }
+            var states: [String: String?] = [:]
+            let messages = (0..<r.rows).map { i in
+                let m = Self.message(r, i)
+                states[m.conversationID] = r.text(i, 13)
+                return m
+            }
+            return (messages, states)
         }
+        prefetched.withLock { $0 = Prefetched(bot: bot, states: states) }
+        return messages
     }
 
     public func latestSeq() async throws -> Int64 {
@@ -109,6 +120,8 @@ public final class PostgresStore: ChatStore {
             if let listener, listener.isListening {
                 // Woken by a NOTIFY; the timeout bounds what a notification lost in flight costs.
                 await listener.signal.wait(since: generation, timeout: min(deadline - now, .seconds(1)))
+                // A NOTIFY means an inbound message committed: no need to look at the newest seq first.
+                if listener.generation != generation { return }
             } else {
                 try? await Task.sleep(for: min(deadline - now, layout.pollInterval))
             }
@@ -165,6 +178,18 @@ public final class PostgresStore: ChatStore {
     }
 
     public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
+        // The states `claimPending` just read with the batch: taken once, when they cover the
+        // request. (A state changed since is a version conflict at commit, as for any read.)
+        let taken = prefetched.withLock { p -> [String: String?]? in
+            guard p.bot == bot, conversations.allSatisfy({ p.states[$0] != nil }) else { return nil }
+            defer { p = Prefetched() }
+            return p.states
+        }
+        if let taken {
+            var out: [String: ConversationState] = [:]
+            for c in conversations { if let text = taken[c] ?? nil { out[c] = try Self.decodeState(text) } }
+            return out
+        }
         let q = sql.states
         let rows = try await reader.run { db in
             let r = try db.execute(q, [bot, PGText.array(conversations)], prepare: true)

@@ -14,7 +14,7 @@ import UsherStore
 ///   (pgbench turns them back into `$n` of a prepared statement, `-M prepared`, as libpq's
 ///   `PQprepare` does in the store). Nothing else in the text changes.
 /// - The statements come in the order `Worker.process` and `PGCommit.write` run them for a batch
-///   of fresh conversations: claimPending (the read of the batch and its claim), states, BEGIN,
+///   of fresh conversations: claimPending (the read of the batch, its states and its claim), BEGIN,
 ///   processed, lockStates, undoneBetween, lockConversations, agentAfter, openHandoffs,
 ///   updateConversations, insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT —
 ///   in the same round trips: `BEGIN` and the reads in one pipeline (`\startpipeline` …
@@ -58,8 +58,7 @@ struct Ceiling {
             String(messages[0].seq - 1), bot.id, String(batchSize), worker, String(until.timeIntervalSince1970),
             String(until.timeIntervalSince(now) / 2), Arr.text(inFlight.sorted()),
         ]))
-        // Worker.groupCommit: the states, then every message decided in memory.
-        out.append(Statement(sql: sql.states, params: [bot.id, Arr.text(order)]))
+        // Worker.prepare: the states came with the batch; every message decided in memory.
         var batch: [Commit] = []
         for c in order { batch += BenchBot.decide(byConversation[c]!, bot, at: now) }
         out += commitStatements(batch, sql)
