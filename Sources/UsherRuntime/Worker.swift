@@ -143,6 +143,11 @@ public final class Worker: Sendable {
         // a cursor read earlier is never wrong, only slower: `pending` reads the done messages
         // after it again.
         var cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
+        // Where the next read starts: after the last batch read, or at the cursor. Messages below
+        // it that the last reads passed over — other workers' conversations, a commit that must
+        // wait for an earlier message — are read again from the cursor each time it moves (at
+        // least every `cursorInterval` while work flows) and before the worker waits.
+        var floor: Int64 = 0
         var advanced = ContinuousClock.now
         var committedSinceAdvance = false
         func advance() async throws {
@@ -150,6 +155,7 @@ public final class Worker: Sendable {
             cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
             advanced = ContinuousClock.now
             committedSinceAdvance = false
+            floor = 0
         }
         // While one batch is written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
@@ -166,7 +172,12 @@ public final class Worker: Sendable {
         }
         do {
             while !isStopping && !Task.isCancelled {
-                var batch = try await intake(bot, after: cursor, skipping: inFlight)
+                var batch = try await intake(bot, after: max(cursor, floor), skipping: inFlight)
+                if batch.isEmpty, floor > cursor {
+                    // Nothing after the last batch: look again from the cursor.
+                    floor = 0
+                    batch = try await intake(bot, after: cursor, skipping: inFlight)
+                }
                 if batch.isEmpty, writing != nil {
                     // Nothing to read beside the batch in flight: let it finish, then look again.
                     if try await finishWriting() == false {
@@ -196,6 +207,7 @@ public final class Worker: Sendable {
                     continue
                 }
                 lastSeen = max(lastSeen, batch.last!.seq)
+                floor = batch.last!.seq
                 let prepared = try await prepare(batch, bot)
                 _ = try await finishWriting()
                 inFlight = Set(prepared.order)
