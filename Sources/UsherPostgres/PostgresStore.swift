@@ -46,14 +46,20 @@ public final class PostgresStore: ChatStore {
     public init(url: String, mapping: SQLMapping = .native, options: Options = Options()) async throws {
         // libpq takes the URL as it is (sslmode, host, … as parameters; PGPASSWORD, PGSSLMODE
         // and ~/.pgpass from the environment).
-        let session = PGSession(url, label: "usher.postgres")
+        let session = PGSession(url, label: "usher.postgres") { db throws(StoreError) in
+            try db.script("SET plan_cache_mode = force_generic_plan")
+        }
         let layout = try await session.run { db in
             let layout = try PGLayout.resolve(mapping, db)
             try PGMigrator.migrate(db, layout)
             return layout
         }
         self.session = session
-        self.reader = PGSession(url, label: "usher.postgres.reader")
+        // Its statements read a few rows through indexes whatever the parameters: one generic
+        // plan each, instead of planning again on every call (which took longer than running).
+        self.reader = PGSession(url, label: "usher.postgres.reader") { db throws(StoreError) in
+            try db.script("SET plan_cache_mode = force_generic_plan")
+        }
         self.layout = layout
         self.sql = PGSQL(layout)
         self.options = options

@@ -318,7 +318,9 @@ struct Ceiling {
         let file = NSTemporaryDirectory() + "usher-pg-bench-\(getpid())-\(UUID().uuidString).pgbench"
         try script.write(toFile: file, atomically: true, encoding: .utf8)
         defer { unlink(file) }
-        var args = [server.program("pgbench"), "-n", "-M", "prepared", "-h", server.server.directory, "-U", server.server.user,
+        // The store's sessions plan each prepared statement once (`plan_cache_mode`): so do
+        // pgbench's.
+        var args = ["/usr/bin/env", "PGOPTIONS=-c plan_cache_mode=force_generic_plan", server.program("pgbench"), "-n", "-M", "prepared", "-h", server.server.directory, "-U", server.server.user,
                     "-c", String(clients), "-j", String(clients), "-t", String(perClient),
                     "-D", "n=0", "-D", "clients=\(clients)"]
         for (k, v) in constants.sorted(by: { $0.key < $1.key }) { args += ["-D", "\(k)=\(v)"] }
