@@ -26,6 +26,8 @@ public final class SQLiteStore: ChatStore {
     /// Touched only on `thread`.
     let connection: SQLiteConnection
     let signal: ChangeSignal
+    /// Checkpoints the WAL off the commit path (nil for `:memory:` or `checkpointPages` 0).
+    let checkpointer: WALCheckpointer?
     private let counters = Locked(Statistics())
     private let lifecycle = Locked(Lifecycle())
     /// Poll bookkeeping, touched only on `thread`.
@@ -48,13 +50,14 @@ public final class SQLiteStore: ChatStore {
         self.signal = ChangeSignal.shared(for: path)
         let now = options.clock()
         do {
-            let (connection, applied) = try await withCheckedThrowingContinuation {
-                (c: CheckedContinuation<(SQLiteConnection, [Int]), any Error>) in
+            let (connection, applied, checkpointer) = try await withCheckedThrowingContinuation {
+                (c: CheckedContinuation<(SQLiteConnection, [Int], WALCheckpointer?), any Error>) in
                 thread.submit {
                     c.resume(with: Result { try Self.open(path: path, options: options, now: now) })
                 }
             }
             self.connection = connection
+            self.checkpointer = checkpointer
             counters.withLock { $0.migrationsApplied = applied }
         } catch {
             thread.stop()
@@ -110,6 +113,7 @@ public final class SQLiteStore: ChatStore {
             let connection = connection
             thread.submit { connection.close() }
             thread.stop()
+            checkpointer?.stop(then: {})
         }
     }
 
@@ -119,7 +123,14 @@ public final class SQLiteStore: ChatStore {
     public var taskExecutor: any TaskExecutor { thread }
 
     /// Counters since the store was opened.
-    public var statistics: Statistics { counters.withLock { $0 } }
+    public var statistics: Statistics {
+        var s = counters.withLock { $0 }
+        if let c = checkpointer?.statistics {
+            s.checkpoints = c.checkpoints + c.restarts + c.writerCheckpoints
+            s.largestWAL = c.largestWAL
+        }
+        return s
+    }
 
     /// The SQLite library's version.
     public static var sqliteVersion: String { SQLiteConnection.libraryVersion }
@@ -131,7 +142,7 @@ public final class SQLiteStore: ChatStore {
 
     // MARK: running on the connection's thread
 
-    private static func open(path: String, options: Options, now: Date) throws -> (SQLiteConnection, [Int]) {
+    private static func open(path: String, options: Options, now: Date) throws -> (SQLiteConnection, [Int], WALCheckpointer?) {
         let db = try SQLiteConnection(path: path)
         do {
             try db.setBusyTimeout(milliseconds: Int(options.busyTimeout.milliseconds))
@@ -146,7 +157,14 @@ public final class SQLiteStore: ChatStore {
                 PRAGMA cache_size = -\(max(1024, options.cacheKiB));
                 """)
             let applied = try Migrator.migrate(db, now: now)
-            return (db, applied)
+            var checkpointer: WALCheckpointer?
+            if mode == "wal", options.checkpointPages > 0 {
+                let c = try WALCheckpointer(path: path, synchronous: options.synchronous.rawValue, pages: options.checkpointPages,
+                                            busyTimeoutMilliseconds: Int(options.busyTimeout.milliseconds))
+                db.attach(c)
+                checkpointer = c
+            }
+            return (db, applied, checkpointer)
         } catch {
             db.close()
             throw error
@@ -532,6 +550,7 @@ public final class SQLiteStore: ChatStore {
             }
         }
         thread.stop()
+        await checkpointer?.stop()
     }
 
     // MARK: rows
