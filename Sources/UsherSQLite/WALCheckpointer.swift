@@ -62,6 +62,8 @@ import UsherStore
     private let requested = Atomic<Bool>(false)
     /// The WAL frames the thread's last checkpoint copied (0 after the writer's own).
     private let copiedTo = Atomic<Int>(0)
+    /// The WAL's length after the writer's last commit.
+    private let walFrames = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
     private let largest = Atomic<Int>(0)
     private let writerRuns = Atomic<Int>(0)
@@ -123,10 +125,9 @@ import UsherStore
     /// Called by the hook after each commit of the writer, on its thread.
     fileprivate func committed(frames: Int, writer: OpaquePointer?, schema: UnsafePointer<CChar>?) {
         if frames > largest.load(ordering: .relaxed) { largest.store(frames, ordering: .relaxed) }
+        walFrames.store(frames, ordering: .relaxed)
         guard frames >= pages else { return }
-        let copied = copiedTo.load(ordering: .acquiring)
-        // `copied` above `frames` is from before the WAL started over: stale.
-        if (copied <= frames && copied * 2 >= frames) || frames >= 2 * pages {
+        if Self.writersTurn(copied: copiedTo.load(ordering: .acquiring), frames: frames) || frames >= 2 * pages {
             // At the hard limit, wait for a checkpoint running elsewhere (this thread's, another
             // process's) to end rather than let the WAL grow: up to a second, as busy_timeout.
             var waited = 0
@@ -146,6 +147,12 @@ import UsherStore
             // Busy below the hard limit: the thread is checkpointing; the next commit tries again.
         }
         if !requested.exchange(true, ordering: .acquiringAndReleasing) { wake.signal() }
+    }
+
+    /// Whether the thread has copied enough of a WAL of `frames` for the writer to copy the rest
+    /// (at least half). `copied` above `frames` is from before the WAL started over: stale.
+    private static func writersTurn(copied: Int, frames: Int) -> Bool {
+        copied > 0 && copied <= frames && copied * 2 >= frames
     }
 
     // MARK: the thread
@@ -179,6 +186,11 @@ import UsherStore
             wake.wait()
             if stopping.load(ordering: .acquiring) { break }
             requested.store(false, ordering: .releasing)
+            // Once the writer is to copy the rest, another checkpoint here would only hold the
+            // checkpoint lock against it.
+            if Self.writersTurn(copied: copiedTo.load(ordering: .acquiring), frames: walFrames.load(ordering: .relaxed)) {
+                continue
+            }
             checkpoint()
         }
         connection.close()
