@@ -38,7 +38,7 @@ extension SQLiteStore {
         public init(synchronous: Synchronous = .normal, busyTimeout: Duration = .seconds(1), busyRetries: Int = 8,
                     retryBackoff: Duration = .milliseconds(5), pollInterval: Duration = .milliseconds(2),
                     idlePollInterval: Duration = .milliseconds(20), activeWindow: Duration = .seconds(1),
-                    cacheKiB: Int = 16_384, checkpointPages: Int = 1_000, clock: @escaping @Sendable () -> Date = { Date() }) {
+                    cacheKiB: Int = 16_384, checkpointPages: Int = 4_000, clock: @escaping @Sendable () -> Date = { Date() }) {
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.busyRetries = busyRetries
