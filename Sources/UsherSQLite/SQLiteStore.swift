@@ -66,7 +66,7 @@ public final class SQLiteStore: ChatStore {
     }
 
     /// Opens a store from a URL: `sqlite:PATH` (also `sqlite://PATH`, `sqlite:///ABSOLUTE`), with
-    /// optional query items `synchronous=normal|full` and `busy_timeout_ms=N`.
+    /// optional query items `synchronous=normal|full`, `busy_timeout_ms=N` and `checkpoint_pages=N`.
     public static func open(url: String, options: Options = Options()) async throws -> SQLiteStore {
         let (path, options) = try parse(url: url, options: options)
         return try await SQLiteStore(path: path, options: options)
@@ -97,8 +97,14 @@ public final class SQLiteStore: ChatStore {
                         throw StoreError("bad-url", "busy_timeout_ms=\(value) in '\(url)': expected milliseconds")
                     }
                     options.busyTimeout = .milliseconds(ms)
+                case "checkpoint_pages":
+                    guard let pages = Int(value), pages >= 0 else {
+                        throw StoreError("bad-url", "checkpoint_pages=\(value) in '\(url)': expected a number of pages (0: SQLite's own checkpoints)")
+                    }
+                    options.checkpointPages = pages
                 default:
-                    throw StoreError("bad-url", "unknown option '\(key)' in '\(url)'; known: synchronous, busy_timeout_ms")
+                    throw StoreError("bad-url",
+                                     "unknown option '\(key)' in '\(url)'; known: synchronous, busy_timeout_ms, checkpoint_pages")
                 }
             }
         }
