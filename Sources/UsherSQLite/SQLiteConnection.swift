@@ -20,6 +20,8 @@ final class SQLiteConnection: @unchecked Sendable {
     /// States this connection wrote or read, with their JSON text: a read whose text is byte for
     /// byte the cached one skips decoding. Validated by content, so never stale.
     var decoded = StateCache()
+    /// What `WALCheckpointer.attach` returned, released when the connection closes.
+    private var walHookContext: UnsafeMutableRawPointer?
 
     /// Opens (creating if needed) the database file at `path`.
     init(path: String, readOnly: Bool = false) throws(StoreError) {
@@ -45,6 +47,15 @@ final class SQLiteConnection: @unchecked Sendable {
 
     var isOpen: Bool { db != nil }
 
+    /// The handle, for the C API calls this type does not wrap (checkpoints).
+    var rawHandle: OpaquePointer? { db }
+
+    /// Hands this connection's checkpoints to `checkpointer` (see `WALCheckpointer`).
+    func attach(_ checkpointer: WALCheckpointer) {
+        guard let db, walHookContext == nil else { return }
+        walHookContext = checkpointer.attach(writer: db)
+    }
+
     /// Process-wide settings, once, before the first connection: no memory statistics (they
     /// serialise every allocation of every connection on one mutex, ≈ 15% of a commit here).
     private static let configured: Bool = {
@@ -59,6 +70,8 @@ final class SQLiteConnection: @unchecked Sendable {
         for s in adhoc.values { sqlite3_finalize(s) }
         cached = Array(repeating: nil, count: cached.count)
         adhoc = [:]
+        if let db, let walHookContext { WALCheckpointer.detach(writer: db, context: walHookContext) }
+        walHookContext = nil
         if let db { sqlite3_close_v2(db) }
         db = nil
     }

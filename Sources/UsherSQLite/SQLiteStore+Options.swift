@@ -27,13 +27,18 @@ extension SQLiteStore {
         public var activeWindow: Duration
         /// SQLite's page cache per connection, in KiB.
         public var cacheKiB: Int
+        /// The WAL size, in pages, at which the store's checkpointer thread copies the WAL back
+        /// into the file, off the commit path (`WALCheckpointer`; at 4 × this the writer
+        /// checkpoints itself). 0: SQLite's automatic checkpoints on the writer connection, at
+        /// its default of 1,000 pages, inside the commit that reaches them.
+        public var checkpointPages: Int
         /// The time written on leases, handoffs and rows (injected, like every clock here).
         public var clock: @Sendable () -> Date
 
         public init(synchronous: Synchronous = .normal, busyTimeout: Duration = .seconds(1), busyRetries: Int = 8,
                     retryBackoff: Duration = .milliseconds(5), pollInterval: Duration = .milliseconds(2),
                     idlePollInterval: Duration = .milliseconds(20), activeWindow: Duration = .seconds(1),
-                    cacheKiB: Int = 16_384, clock: @escaping @Sendable () -> Date = { Date() }) {
+                    cacheKiB: Int = 16_384, checkpointPages: Int = 4_000, clock: @escaping @Sendable () -> Date = { Date() }) {
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.busyRetries = busyRetries
@@ -42,6 +47,7 @@ extension SQLiteStore {
             self.idlePollInterval = idlePollInterval
             self.activeWindow = activeWindow
             self.cacheKiB = cacheKiB
+            self.checkpointPages = checkpointPages
             self.clock = clock
         }
     }
@@ -54,6 +60,11 @@ extension SQLiteStore {
         public var commits = 0
         /// `PRAGMA data_version` polls made by `waitForChanges`.
         public var polls = 0
+        /// WAL checkpoints run off the commit path (by the checkpointer thread, or by the writer
+        /// at its hard limit); 0 with `checkpointPages` 0.
+        public var checkpoints = 0
+        /// The largest WAL a commit of this store left, in pages (0 with `checkpointPages` 0).
+        public var largestWAL = 0
         /// Migrations applied when the store was opened.
         public var migrationsApplied: [Int] = []
     }

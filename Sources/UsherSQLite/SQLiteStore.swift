@@ -26,6 +26,8 @@ public final class SQLiteStore: ChatStore {
     /// Touched only on `thread`.
     let connection: SQLiteConnection
     let signal: ChangeSignal
+    /// Checkpoints the WAL off the commit path (nil for `:memory:` or `checkpointPages` 0).
+    let checkpointer: WALCheckpointer?
     private let counters = Locked(Statistics())
     private let lifecycle = Locked(Lifecycle())
     /// Poll bookkeeping, touched only on `thread`.
@@ -48,13 +50,14 @@ public final class SQLiteStore: ChatStore {
         self.signal = ChangeSignal.shared(for: path)
         let now = options.clock()
         do {
-            let (connection, applied) = try await withCheckedThrowingContinuation {
-                (c: CheckedContinuation<(SQLiteConnection, [Int]), any Error>) in
+            let (connection, applied, checkpointer) = try await withCheckedThrowingContinuation {
+                (c: CheckedContinuation<(SQLiteConnection, [Int], WALCheckpointer?), any Error>) in
                 thread.submit {
                     c.resume(with: Result { try Self.open(path: path, options: options, now: now) })
                 }
             }
             self.connection = connection
+            self.checkpointer = checkpointer
             counters.withLock { $0.migrationsApplied = applied }
         } catch {
             thread.stop()
@@ -63,7 +66,7 @@ public final class SQLiteStore: ChatStore {
     }
 
     /// Opens a store from a URL: `sqlite:PATH` (also `sqlite://PATH`, `sqlite:///ABSOLUTE`), with
-    /// optional query items `synchronous=normal|full` and `busy_timeout_ms=N`.
+    /// optional query items `synchronous=normal|full`, `busy_timeout_ms=N` and `checkpoint_pages=N`.
     public static func open(url: String, options: Options = Options()) async throws -> SQLiteStore {
         let (path, options) = try parse(url: url, options: options)
         return try await SQLiteStore(path: path, options: options)
@@ -94,8 +97,14 @@ public final class SQLiteStore: ChatStore {
                         throw StoreError("bad-url", "busy_timeout_ms=\(value) in '\(url)': expected milliseconds")
                     }
                     options.busyTimeout = .milliseconds(ms)
+                case "checkpoint_pages":
+                    guard let pages = Int(value), pages >= 0 else {
+                        throw StoreError("bad-url", "checkpoint_pages=\(value) in '\(url)': expected a number of pages (0: SQLite's own checkpoints)")
+                    }
+                    options.checkpointPages = pages
                 default:
-                    throw StoreError("bad-url", "unknown option '\(key)' in '\(url)'; known: synchronous, busy_timeout_ms")
+                    throw StoreError("bad-url",
+                                     "unknown option '\(key)' in '\(url)'; known: synchronous, busy_timeout_ms, checkpoint_pages")
                 }
             }
         }
@@ -110,6 +119,7 @@ public final class SQLiteStore: ChatStore {
             let connection = connection
             thread.submit { connection.close() }
             thread.stop()
+            checkpointer?.stop(then: {})
         }
     }
 
@@ -119,7 +129,14 @@ public final class SQLiteStore: ChatStore {
     public var taskExecutor: any TaskExecutor { thread }
 
     /// Counters since the store was opened.
-    public var statistics: Statistics { counters.withLock { $0 } }
+    public var statistics: Statistics {
+        var s = counters.withLock { $0 }
+        if let c = checkpointer?.statistics {
+            s.checkpoints = c.checkpoints + c.restarts + c.writerCheckpoints
+            s.largestWAL = c.largestWAL
+        }
+        return s
+    }
 
     /// The SQLite library's version.
     public static var sqliteVersion: String { SQLiteConnection.libraryVersion }
@@ -131,7 +148,7 @@ public final class SQLiteStore: ChatStore {
 
     // MARK: running on the connection's thread
 
-    private static func open(path: String, options: Options, now: Date) throws -> (SQLiteConnection, [Int]) {
+    private static func open(path: String, options: Options, now: Date) throws -> (SQLiteConnection, [Int], WALCheckpointer?) {
         let db = try SQLiteConnection(path: path)
         do {
             try db.setBusyTimeout(milliseconds: Int(options.busyTimeout.milliseconds))
@@ -146,7 +163,14 @@ public final class SQLiteStore: ChatStore {
                 PRAGMA cache_size = -\(max(1024, options.cacheKiB));
                 """)
             let applied = try Migrator.migrate(db, now: now)
-            return (db, applied)
+            var checkpointer: WALCheckpointer?
+            if mode == "wal", options.checkpointPages > 0 {
+                let c = try WALCheckpointer(path: path, synchronous: options.synchronous.rawValue, pages: options.checkpointPages,
+                                            busyTimeoutMilliseconds: Int(options.busyTimeout.milliseconds))
+                db.attach(c)
+                checkpointer = c
+            }
+            return (db, applied, checkpointer)
         } catch {
             db.close()
             throw error
@@ -532,6 +556,7 @@ public final class SQLiteStore: ChatStore {
             }
         }
         thread.stop()
+        await checkpointer?.stop()
     }
 
     // MARK: rows

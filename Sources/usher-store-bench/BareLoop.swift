@@ -1,5 +1,5 @@
 import Foundation
-import UsherSQLite
+@_spi(Bench) import UsherSQLite
 
 /// The ceiling: the per-message transaction shape (pending read, state read, commit with one
 /// outgoing message) written straight against the C API, with exactly the store's SQL and a
@@ -13,20 +13,32 @@ enum BareLoop {
         var commitMicros: Double
         /// Pages written per message: each page a transaction dirties is written once.
         var pagesPerMessage: Double
+        /// The checkpointer's work, when checkpoints are off the commit path.
+        var checkpoints: WALCheckpointer.Statistics?
     }
 
-    static func run(path: String, messages: Int, synchronous: String) -> Double {
-        loop(path: path, messages: messages, synchronous: synchronous, batch: 1).rate
+    /// How the loop's connection is set up: the store's checkpoint arrangement and the tuning.
+    struct Setup: Sendable {
+        /// As `SQLiteStore.Options.checkpointPages`: a `WALCheckpointer` at this many pages, or
+        /// (0) SQLite's automatic checkpoints in COMMIT.
+        var checkpointPages = SQLiteStore.Options().checkpointPages
+        var tuning = Tuning()
+    }
+
+    static func run(path: String, messages: Int, synchronous: String, setup: Setup) throws -> Double {
+        try loop(path: path, messages: messages, synchronous: synchronous, batch: 1, setup: setup).rate
     }
 
     /// The group-commit ceiling: `batch` messages per transaction (no savepoints: the store
     /// takes them only to redo a batch in which a commit failed).
-    static func grouped(path: String, messages: Int, synchronous: String, batch: Int) -> Run {
-        loop(path: path, messages: messages, synchronous: synchronous, batch: batch)
+    static func grouped(path: String, messages: Int, synchronous: String, batch: Int, setup: Setup) throws -> Run {
+        try loop(path: path, messages: messages, synchronous: synchronous, batch: batch, setup: setup)
     }
 
-    private static func loop(path: String, messages: Int, synchronous: String, batch: Int) -> Run {
-        let db = RawDB(path: path, synchronous: synchronous)
+    private static func loop(path: String, messages: Int, synchronous: String, batch: Int, setup: Setup) throws -> Run {
+        let checkpointer = setup.checkpointPages > 0
+            ? try WALCheckpointer(path: path, synchronous: synchronous, pages: setup.checkpointPages) : nil
+        let db = RawDB(path: path, synchronous: synchronous, tuning: setup.tuning, checkpointer: checkpointer)
         defer { db.close() }
         let pending = db.prepare(StoreSQL.pending)
         let state = db.prepare(StoreSQL.state)
@@ -101,7 +113,7 @@ enum BareLoop {
         let seconds = (ContinuousClock.now - start).seconds
         precondition(done == messages, "bare loop did \(done) of \(messages)")
         return Run(rate: Double(done) / seconds, commitMicros: inCommit.seconds * 1e6 / Double(done),
-                   pagesPerMessage: Double(db.pagesWritten - pagesBefore) / Double(done))
+                   pagesPerMessage: Double(db.pagesWritten - pagesBefore) / Double(done), checkpoints: checkpointer?.statistics)
     }
 }
 

@@ -1,5 +1,6 @@
 internal import CSQLite
 import Foundation
+@_spi(Bench) import UsherSQLite
 
 /// A bare SQLite connection for the benchmark's ceiling loop and its other-connection writers:
 /// the C API called directly, no store in between.
@@ -7,21 +8,35 @@ final class RawDB: @unchecked Sendable {
     // @unchecked: each RawDB is used by one thread at a time (multi-thread mode).
     let db: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// The store's checkpointer, when this connection writes with the store's arrangement.
+    private(set) var checkpointer: WALCheckpointer?
+    private var hookContext: UnsafeMutableRawPointer?
 
-    init(path: String, synchronous: String = "NORMAL") {
+    /// `tuning` applies the benchmark's `--cache-kib`/`--mmap-mib` (as the store would); a
+    /// `checkpointer` takes the checkpoints off this connection's commits, as `SQLiteStore` does.
+    init(path: String, synchronous: String = "NORMAL", tuning: Tuning = Tuning(), checkpointer: WALCheckpointer? = nil) {
         var h: OpaquePointer?
         guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
               let h else { fatalError("cannot open \(path)") }
         db = h
         sqlite3_busy_timeout(db, 5000)
+        if let pageSize = tuning.pageSize { exec("PRAGMA page_size = \(pageSize)") }   // a new file only
         exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous); PRAGMA foreign_keys = ON; "
-             + "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;")
+             + "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -\(tuning.cacheKiB);")
+        if let mmap = tuning.mmapMiB { exec("PRAGMA mmap_size = \(mmap << 20)") }
+        if let checkpointer {
+            self.checkpointer = checkpointer
+            hookContext = checkpointer.attach(writer: db)
+        }
     }
 
     func close() {
         for s in statements.values { sqlite3_finalize(s) }
         statements = [:]
+        if let hookContext { WALCheckpointer.detach(writer: db, context: hookContext) }
+        hookContext = nil
         sqlite3_close_v2(db)
+        checkpointer?.stopAndWait()
     }
 
     func exec(_ sql: String) {
@@ -81,4 +96,13 @@ final class RawDB: @unchecked Sendable {
         _ = step(s)
         reset(s)
     }
+}
+
+/// Settings the benchmark varies (`--cache-kib`, `--mmap-mib`, `--page-size`), the same for the
+/// bare loop and the store.
+struct Tuning: Sendable {
+    var cacheKiB = SQLiteStore.Options().cacheKiB
+    var mmapMiB: Int?
+    /// For a new file: `Workload.prepare` creates it with this page size.
+    var pageSize: Int?
 }

@@ -13,8 +13,9 @@ struct Workload: Sendable {
     static let text = "Hi, I want a refund for order 123-4567890-1234567, it never arrived."
 
     /// A new database file with the schema and the workload's messages.
-    func prepare(path: String, synchronous: SQLiteStore.Options.Synchronous = .normal) async throws {
+    func prepare(path: String, synchronous: SQLiteStore.Options.Synchronous = .normal, pageSize: Int? = nil) async throws {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        if let pageSize { RawDB(path: path, tuning: Tuning(pageSize: pageSize)).close() }   // an empty file, in WAL mode
         let store = try await SQLiteStore(path: path)   // creates the schema
         try await store.close()
         let db = RawDB(path: path)

@@ -2,12 +2,13 @@
 // group commit, and the wake-up latency of waitForChanges. Numbers, not tests.
 //
 //   swift run -c release usher-store-bench [--messages N] [--grouped N] [--conversations N] [--rounds N]
-//                                          [--quick] [--only bare|hop|inline|group|wake] [--split]
+//                                          [--quick] [--only bare|hop|inline|group|group-bare|wake] [--split]
+//                                          [--checkpoint-pages N] [--cache-kib N] [--mmap-mib N] [--page-size N]
 //   usher-store-bench --micro          cost of each statement of a commit
 //   usher-store-bench --micro-json     the state JSON codec
 // The database goes in $TMPDIR (default /tmp): TMPDIR=/dev/shm measures without the disk.
 import Foundation
-import UsherSQLite
+@_spi(Bench) import UsherSQLite
 import UsherStore
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,10 +25,17 @@ let perMessage = option("--messages", quick ? 5_000 : 20_000)
 let grouped = option("--grouped", quick ? 50_000 : 200_000)
 let conversations = option("--conversations", 1_000)
 let rounds = option("--rounds", quick ? 1 : 3)
-/// `--only bare|hop|inline|group|wake` runs one part (for profiling).
+/// `--only bare|hop|inline|group|group-bare|wake` runs one part (for profiling; `group-bare`: the
+/// group-commit bare loop alone).
 let only: String? = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 func runs(_ part: String) -> Bool { only == nil || only == part }
 let split = arguments.contains("--split")
+/// The checkpoint arrangement and tuning, the same for the bare loops and the store.
+var setup = BareLoop.Setup()
+setup.checkpointPages = option("--checkpoint-pages", setup.checkpointPages)
+setup.tuning.cacheKiB = option("--cache-kib", setup.tuning.cacheKiB)
+if arguments.contains("--mmap-mib") { setup.tuning.mmapMiB = option("--mmap-mib", 0) }
+if arguments.contains("--page-size") { setup.tuning.pageSize = option("--page-size", 4096) }
 
 let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-store-bench-\(getpid())")
 try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -47,12 +55,35 @@ if arguments.contains("--micro") {
 
 print("usher-store-bench: SQLite \(SQLiteStore.sqliteVersion), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
       + "\(conversations) conversations, best of \(rounds)")
-print("file: \(path) (WAL)\n")
+print("file: \(path) (WAL)")
+print(setup.checkpointPages > 0
+      ? "checkpoints: off the commit path — autocheckpoint off, a checkpointer thread at \(setup.checkpointPages) WAL pages "
+        + "(the writer itself at \(setup.checkpointPages * 4)), for the store and the bare loops alike"
+      : "checkpoints: SQLite's automatic ones (1,000 pages) inside COMMIT, for the store and the bare loops alike")
+print("cache_size \(setup.tuning.cacheKiB) KiB" + (setup.tuning.mmapMiB.map { ", mmap_size \($0) MiB (bare loops only)" } ?? "")
+      + (setup.tuning.pageSize.map { ", page_size \($0)" } ?? "") + "\n")
 
 func best(_ body: () async throws -> Double) async throws -> Double {
     var top = 0.0
     for _ in 0..<rounds { top = max(top, try await body()) }
     return top
+}
+/// A fresh database with `work`, a store on it running `body` (on the store's executor when
+/// `inline`), then the store closed — before the next round deletes the file.
+func onStore(_ work: Workload, _ options: SQLiteStore.Options, inline: Bool,
+             _ body: @escaping @Sendable (SQLiteStore) async throws -> Double) async throws -> (Double, SQLiteStore.Statistics) {
+    try await work.prepare(path: path, pageSize: setup.tuning.pageSize)
+    let store = try await SQLiteStore(path: path, options: options)
+    do {
+        let rate = inline ? try await withTaskExecutorPreference(store.taskExecutor) { try await body(store) }
+                          : try await body(store)
+        let statistics = store.statistics
+        try await store.close()
+        return (rate, statistics)
+    } catch {
+        try? await store.close()
+        throw error
+    }
 }
 func rate(_ v: Double) -> String { String(format: "%9.0f msg/s  (%6.2f µs/msg)", v, 1e6 / v) }
 
@@ -61,38 +92,30 @@ for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
     let g = sync == .normal ? grouped : grouped / 4
     let work = Workload(messages: n, conversations: conversations)
     let groupWork = Workload(messages: g, conversations: conversations)
-    let options = SQLiteStore.Options(synchronous: sync)
+    let options = SQLiteStore.Options(synchronous: sync, cacheKiB: setup.tuning.cacheKiB, checkpointPages: setup.checkpointPages)
     print("synchronous=\(sync.rawValue)  — per message: pending(limit 1) + state + commit(1 reply), \(n) messages")
 
     let bare = !runs("bare") ? 1 : try await best {
-        try await work.prepare(path: path)
-        return BareLoop.run(path: path, messages: n, synchronous: sync.rawValue)
+        try await work.prepare(path: path, pageSize: setup.tuning.pageSize)
+        return try BareLoop.run(path: path, messages: n, synchronous: sync.rawValue, setup: setup)
     }
     print("  bare C loop, same SQL (ceiling)        \(rate(bare))")
 
     let hop = !runs("hop") ? 1 : try await best {
-        try await work.prepare(path: path)
-        let store = try await SQLiteStore(path: path, options: options)
-        defer { Task { try? await store.close() } }
-        return try await StoreLoop.perMessage(store, messages: n)
+        try await onStore(work, options, inline: false) { try await StoreLoop.perMessage($0, messages: n) }.0
     }
     print("  SQLiteStore, thread hop per call       \(rate(hop))   \(String(format: "%.2f×", hop / bare)) of bare")
 
     let inline = !runs("inline") ? 1 : try await best {
-        try await work.prepare(path: path)
-        let store = try await SQLiteStore(path: path, options: options)
-        defer { Task { try? await store.close() } }
-        return try await withTaskExecutorPreference(store.taskExecutor) {
-            try await StoreLoop.perMessage(store, messages: n)
-        }
+        try await onStore(work, options, inline: true) { try await StoreLoop.perMessage($0, messages: n) }.0
     }
     print("  SQLiteStore, on its executor           \(rate(inline))   \(String(format: "%.2f×", inline / bare)) of bare")
 
     print("  group commit, batch 256, \(g) messages: pending(limit 256) + states(batch) + commit(batch:)")
     var bareRun: BareLoop.Run?
-    let groupBare = !runs("group") ? 1 : try await best {
-        try await groupWork.prepare(path: path)
-        let run = BareLoop.grouped(path: path, messages: g, synchronous: sync.rawValue, batch: 256)
+    let groupBare = !(runs("group") || only == "group-bare") ? 1 : try await best {
+        try await groupWork.prepare(path: path, pageSize: setup.tuning.pageSize)
+        let run = try BareLoop.grouped(path: path, messages: g, synchronous: sync.rawValue, batch: 256, setup: setup)
         if run.rate > bareRun?.rate ?? 0 { bareRun = run }
         return run.rate
     }
@@ -100,23 +123,28 @@ for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
     if let bareRun {
         print(String(format: "      of which COMMIT (WAL writes, checkpoints) %.2f µs/msg; %.2f pages written/msg",
                      bareRun.commitMicros, bareRun.pagesPerMessage))
-    }
-    let groupHop = !runs("group") ? 1 : try await best {
-        try await groupWork.prepare(path: path)
-        let store = try await SQLiteStore(path: path, options: options)
-        defer { Task { try? await store.close() } }
-        return try await StoreLoop.grouped(store, messages: g, batch: 256, split: split)
-    }
-    print("  SQLiteStore, thread hop per call       \(rate(groupHop))   \(String(format: "%.2f×", groupHop / groupBare)) of bare")
-    let groupInline = !runs("group") ? 1 : try await best {
-        try await groupWork.prepare(path: path)
-        let store = try await SQLiteStore(path: path, options: options)
-        defer { Task { try? await store.close() } }
-        return try await withTaskExecutorPreference(store.taskExecutor) {
-            try await StoreLoop.grouped(store, messages: g, batch: 256, split: split)
+        if let c = bareRun.checkpoints {
+            print("      checkpointer: \(c.checkpoints) checkpoints (\(c.busy) busy), \(c.restarts) RESTART, "
+                  + "\(c.writerCheckpoints) by the writer; largest WAL \(c.largestWAL) pages")
         }
     }
-    print("  SQLiteStore, on its executor           \(rate(groupInline))   \(String(format: "%.2f×", groupInline / groupBare)) of bare\n")
+    let groupHop = !runs("group") ? 1 : try await best {
+        try await onStore(groupWork, options, inline: false) { try await StoreLoop.grouped($0, messages: g, batch: 256, split: split) }.0
+    }
+    print("  SQLiteStore, thread hop per call       \(rate(groupHop))   \(String(format: "%.2f×", groupHop / groupBare)) of bare")
+    var storeStatistics: SQLiteStore.Statistics?
+    let groupInline = !runs("group") ? 1 : try await best {
+        let (rate, statistics) = try await onStore(groupWork, options, inline: true) {
+            try await StoreLoop.grouped($0, messages: g, batch: 256, split: split)
+        }
+        if storeStatistics == nil { storeStatistics = statistics }
+        return rate
+    }
+    print("  SQLiteStore, on its executor           \(rate(groupInline))   \(String(format: "%.2f×", groupInline / groupBare)) of bare")
+    if let s = storeStatistics, setup.checkpointPages > 0 {
+        print("      its checkpointer (one round): \(s.checkpoints) checkpoints; largest WAL \(s.largestWAL) pages")
+    }
+    print()
 }
 
 if runs("wake") {

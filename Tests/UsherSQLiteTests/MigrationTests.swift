@@ -206,9 +206,12 @@ struct MigrationTests {
         #expect(path == "x.db")
         #expect(options.synchronous == .full)
         #expect(options.busyTimeout == .milliseconds(250))
+        #expect(options.checkpointPages == 4_000)
+        #expect(try SQLiteStore.parse(url: "sqlite:x.db?checkpoint_pages=0").options.checkpointPages == 0)
     }
 
-    @Test(arguments: ["postgres://x", "sqlite:", "sqlite:x.db?synchronous=sometimes", "sqlite:x.db?cache=big"])
+    @Test(arguments: ["postgres://x", "sqlite:", "sqlite:x.db?synchronous=sometimes", "sqlite:x.db?cache=big",
+                      "sqlite:x.db?checkpoint_pages=-1"])
     func badURLs(_ url: String) {
         #expect { try SQLiteStore.parse(url: url) } throws: { ($0 as? StoreError)?.code == "bad-url" }
     }
