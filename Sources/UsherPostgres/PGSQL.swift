@@ -38,13 +38,14 @@ package struct PGSQL: Sendable {
     /// worker took meanwhile left alone), and the messages of the conversations the worker now
     /// holds are returned — so workers sharing a database read disjoint conversations, a claim
     /// costs no round trip of its own, and a lease is written only when it needs renewing. Each
-    /// row: `PGLayout.messageColumns`, the conversation id, and its state (NULL: none yet), which
-    /// the worker asks for next.
+    /// row: `PGLayout.messageColumns`, the seq and conversation id again, the conversation's state
+    /// (NULL: none yet), which the worker asks for next, and how far the read covered
+    /// (`Intake.readThrough`).
     package var claimPending: String {
         """
         WITH cand AS (
             SELECT * FROM (
-                SELECT \(l.messageColumns), m.\(l.mConversation)::text AS usher_c
+                SELECT \(l.messageColumns), m.\(l.mSeq) AS usher_seq, m.\(l.mConversation)::text AS usher_c
                 FROM \(l.messagesJoined)
                 WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound) AND \(undone(bot: "$2"))
                   AND m.\(l.mConversation)::text NOT IN (SELECT unnest($7::text[]))   -- a hashed subplan, not a scan per row
@@ -67,7 +68,13 @@ package struct PGSQL: Sendable {
             ON CONFLICT (bot, conversation_id) DO UPDATE SET worker = excluded.worker, until = excluded.until
             WHERE l.worker = excluded.worker OR l.until <= clock_timestamp()
             RETURNING l.conversation_id AS c)
-        SELECT cand.*, s.state FROM cand
+        SELECT cand.*, s.state, (
+            -- How far the read covered: to its last row, or to just below the first hole.
+            SELECT coalesce(min(t.prev) FILTER (WHERE t.seq > t.prev + 1), (SELECT max(usher_seq) FROM cand))
+            FROM (SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, $1::int8) OVER (ORDER BY m.\(l.mSeq)) AS prev
+                  FROM \(l.messages) AS m
+                  WHERE m.\(l.mSeq) > $1::int8 AND m.\(l.mSeq) <= (SELECT max(usher_seq) FROM cand)) AS t)
+        FROM cand
         LEFT JOIN \(u).bot_state AS s ON s.bot = $2 AND s.conversation_id = cand.usher_c
         WHERE usher_c IN (SELECT c FROM fresh UNION ALL SELECT c FROM kept)
         ORDER BY 1

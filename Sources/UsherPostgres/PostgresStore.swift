@@ -84,23 +84,24 @@ public final class PostgresStore: ChatStore {
     /// One statement (`PGSQL.claimPending`); the database's leases decide what this worker
     /// holds, so `holds` is not asked: a lease is renewed once less than half of it is left.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
+                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake {
         let q = sql.claimPending
         let skip = PGText.array(skipping.sorted())
-        let (messages, states) = try await reader.run { db in
+        let (messages, states, through) = try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
                                        String(max(0, until.timeIntervalSinceNow / 2)), skip],
                                    prepare: true)
             var states: [String: String?] = [:]
             let messages = (0..<r.rows).map { i in
                 let m = Self.message(r, i)
-                states[m.conversationID] = r.text(i, 13)
+                states[m.conversationID] = r.text(i, 14)
                 return m
             }
-            return (messages, states)
+            return (messages, states, r.rows > 0 ? r.int64(0, 15) : cursor)
         }
         prefetched.withLock { $0 = Prefetched(bot: bot, states: states) }
-        return messages
+        // No rows: nothing is known to be covered (what was passed over was not counted).
+        return Intake(messages: messages, readThrough: max(cursor, through))
     }
 
     public func latestSeq() async throws -> Int64 {

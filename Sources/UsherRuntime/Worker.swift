@@ -20,9 +20,14 @@ public final class Worker: Sendable {
         /// How long a claimed conversation stays this worker's without renewal.
         public var lease: TimeInterval = 30
         /// While work flows, the bot's cursor moves at most this often (and whenever the worker
-        /// runs out of work): moving it costs a few statements, and every batch read re-reads the
-        /// done messages after it.
-        public var cursorInterval: Duration = .milliseconds(50)
+        /// runs out of work): moving it costs a few statements, and a read from the cursor walks
+        /// the done messages after it.
+        public var cursorInterval: Duration = .milliseconds(250)
+        /// While work flows, reads go on from after the last batch, and go back to the cursor at
+        /// least this often (and whenever the worker runs out of work), for what they passed
+        /// over: other workers' conversations, whose leases may have expired since, and messages
+        /// that had to wait for an earlier one.
+        public var rescanInterval: Duration = .seconds(1)
         /// The longest wait for new messages before looking again.
         public var idleWait: Duration = .milliseconds(500)
         /// First and longest delay between retries of a failing store operation.
@@ -143,11 +148,12 @@ public final class Worker: Sendable {
         // a cursor read earlier is never wrong, only slower: `pending` reads the done messages
         // after it again.
         var cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
-        // Where the next read starts: after the last batch read, or at the cursor. Messages below
-        // it that the last reads passed over — other workers' conversations, a commit that must
-        // wait for an earlier message — are read again from the cursor each time it moves (at
-        // least every `cursorInterval` while work flows) and before the worker waits.
+        // Where the next read starts: after the last batch read, or at the cursor. What the
+        // reads passed over below it — other workers' conversations, a commit that must wait for
+        // an earlier message — is read again from the cursor every `rescanInterval` and before
+        // the worker waits.
         var floor: Int64 = 0
+        var rescanned = ContinuousClock.now
         var advanced = ContinuousClock.now
         var committedSinceAdvance = false
         func advance() async throws {
@@ -155,7 +161,6 @@ public final class Worker: Sendable {
             cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
             advanced = ContinuousClock.now
             committedSinceAdvance = false
-            floor = 0
         }
         // While one batch is written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
@@ -172,12 +177,18 @@ public final class Worker: Sendable {
         }
         do {
             while !isStopping && !Task.isCancelled {
-                var batch = try await intake(bot, after: max(cursor, floor), skipping: inFlight)
-                if batch.isEmpty, floor > cursor {
+                if ContinuousClock.now - rescanned >= options.rescanInterval {
+                    floor = 0
+                    rescanned = ContinuousClock.now
+                }
+                var read = try await intake(bot, after: max(cursor, floor), skipping: inFlight)
+                if read.messages.isEmpty, floor > cursor {
                     // Nothing after the last batch: look again from the cursor.
                     floor = 0
-                    batch = try await intake(bot, after: cursor, skipping: inFlight)
+                    rescanned = ContinuousClock.now
+                    read = try await intake(bot, after: cursor, skipping: inFlight)
                 }
+                var batch = read.messages
                 if batch.isEmpty, writing != nil {
                     // Nothing to read beside the batch in flight: let it finish, then look again.
                     if try await finishWriting() == false {
@@ -193,7 +204,8 @@ public final class Worker: Sendable {
                     // the wait below starts after it — the bot's own replies, written earlier, cannot
                     // wake it at once, and a message that arrived between the two reads is not waited for.
                     latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-                    batch = try await intake(bot, after: cursor, skipping: [])
+                    read = try await intake(bot, after: cursor, skipping: [])
+                    batch = read.messages
                 }
                 if batch.isEmpty {
                     // The cursor only saves reading done messages again: move it when idle.
@@ -207,7 +219,7 @@ public final class Worker: Sendable {
                     continue
                 }
                 lastSeen = max(lastSeen, batch.last!.seq)
-                floor = batch.last!.seq
+                floor = read.readThrough
                 let prepared = try await prepare(batch, bot)
                 _ = try await finishWriting()
                 inFlight = Set(prepared.order)
@@ -224,22 +236,22 @@ public final class Worker: Sendable {
     /// The next batch: pending messages of conversations this worker holds, claiming those it
     /// does not hold for at least half a lease yet (a claim is a write, and most batches
     /// continue conversations already held), leaving out the conversations of the batch in flight.
-    private func intake(_ bot: BotRuntime, after cursor: Int64, skipping: Set<String>) async throws -> [StoredMessage] {
+    private func intake(_ bot: BotRuntime, after cursor: Int64, skipping: Set<String>) async throws -> Intake {
         let now = clock()
         let until = now.addingTimeInterval(options.lease)
         let fresh = now.addingTimeInterval(options.lease / 2)
         let prefix = bot.id + "\u{0}"
         let leases = leases
-        let batch = try await retrying(bot, "pending") {
+        let intake = try await retrying(bot, "pending") {
             try await self.store.claimPending(bot: bot.id, after: cursor, limit: self.options.batchSize, worker: self.workerID,
                                              until: until, skipping: skipping,
                                              holds: { c in leases.withLock { ($0[prefix + c] ?? .distantPast) > fresh } })
         }
         leases.withLock { l in
             if l.count > 100_000 { l = l.filter { $0.value > now } }
-            for m in batch where (l[prefix + m.conversationID] ?? .distantPast) <= fresh { l[prefix + m.conversationID] = until }
+            for m in intake.messages where (l[prefix + m.conversationID] ?? .distantPast) <= fresh { l[prefix + m.conversationID] = until }
         }
-        return batch
+        return intake
     }
 
     /// A batch of held conversations, grouped, and — with group commit — decided in memory.

@@ -47,7 +47,7 @@ public protocol ChatStore: Sendable {
     /// that workers sharing a database read disjoint conversations); the default is `pending`,
     /// then `claim` of what `holds` does not cover.
     func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                      skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> [StoredMessage]
+                      skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake
 
     /// Gives up `worker`'s leases (on shutdown).
     func release(bot: String, worker: String) async throws
@@ -98,15 +98,20 @@ extension ChatStore {
         return out
     }
 
+    /// `pending` then `claim`. Sequence numbers here commit in order (one writer at a time), so
+    /// the read covers everything up to the last message it returned.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> [StoredMessage] {
+                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake {
         // The batch in flight is usually the head of what is pending: read past it.
-        var batch = try await pending(bot: bot, after: cursor, limit: skipping.isEmpty ? limit : 2 * limit)
-        if !skipping.isEmpty { batch = Array(batch.lazy.filter { !skipping.contains($0.conversationID) }.prefix(limit)) }
+        let read = try await pending(bot: bot, after: cursor, limit: skipping.isEmpty ? limit : 2 * limit)
+        let kept = skipping.isEmpty ? read : read.filter { !skipping.contains($0.conversationID) }
+        let batch = Array(kept.prefix(limit))
         var seen = Set<String>()
         let wanted = batch.map(\.conversationID).filter { !holds($0) && seen.insert($0).inserted }
         let claimed = wanted.isEmpty ? [] : try await claim(bot: bot, conversations: wanted, worker: worker, until: until)
-        return batch.filter { claimed.contains($0.conversationID) || holds($0.conversationID) }
+        let through = kept.count > limit ? batch.last!.seq : read.last?.seq ?? cursor
+        return Intake(messages: batch.filter { claimed.contains($0.conversationID) || holds($0.conversationID) },
+                      readThrough: max(cursor, through))
     }
 
     /// One `commit(_:)` per commit, in order.
@@ -115,6 +120,22 @@ extension ChatStore {
         results.reserveCapacity(batch.count)
         for c in batch { results.append(try await commit(c)) }
         return results
+    }
+}
+
+/// What a worker's read (`ChatStore.claimPending`) returns.
+public struct Intake: Sendable {
+    /// The messages of conversations the worker now holds, in `seq` order.
+    public var messages: [StoredMessage]
+    /// Every inbound message after the read's cursor up to here was looked at: those not
+    /// returned are done, held by another worker, or skipped. The next read may start after it.
+    /// It stops below the first hole in the sequence — a number taken by a transaction that had
+    /// not committed when read — so that a message committed late is still read.
+    public var readThrough: Int64
+
+    public init(messages: [StoredMessage], readThrough: Int64) {
+        self.messages = messages
+        self.readThrough = readThrough
     }
 }
 

@@ -223,23 +223,26 @@ public struct ConformanceSuite: Sendable {
         // B holds y: A reads x's messages only, in order, and now holds x.
         let held = try await store.claim(bot: bot, conversations: ["y"], worker: "B", until: until)
         expect(held == ["y"], "B claims y")
-        let a = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [], holds: { _ in false })
+        let read = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [],
+                                                holds: { _ in false })
+        let a = read.messages
         expect(a.map(\.id) == [x1.id, x2.id], "A reads the conversations no one else holds, in order: \(a.map(\.text))")
-        let b = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [], holds: { $0 == "y" })
+        expect(read.readThrough >= x2.seq, "the read covers what it returned and passed over: \(read.readThrough) < \(x2.seq)")
+        let b = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [], holds: { $0 == "y" }).messages
         expect(b.map(\.id) == [y1.id], "B reads its own conversation only, not A's: \(b.map(\.text))")
         // A renews what it holds; done messages are not read again.
         _ = try await commit(store, x1, reply: "ok")
-        let again = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [], holds: { $0 == "x" })
+        let again = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [], holds: { $0 == "x" }).messages
         expect(again.map(\.id) == [x2.id], "a held conversation's next message, not the done one: \(again.map(\.text))")
         // Released, y goes to whoever reads next.
         try await store.release(bot: bot, worker: "B")
-        let taken = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [], holds: { $0 == "x" })
+        let taken = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [], holds: { $0 == "x" }).messages
         expect(taken.map(\.id) == [y1.id, x2.id], "a released conversation can be claimed: \(taken.map(\.text))")
-        let none = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [], holds: { _ in false })
+        let none = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [], holds: { _ in false }).messages
         expect(none.isEmpty, "B gets nothing while A holds both: \(none.map(\.text))")
         // The conversations of A's batch in flight are skipped.
         let skipped = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: ["y"],
-                                                   holds: { $0 == "x" || $0 == "y" })
+                                                   holds: { $0 == "x" || $0 == "y" }).messages
         expect(skipped.map(\.id) == [x2.id], "conversations in flight are skipped: \(skipped.map(\.text))")
     }
 

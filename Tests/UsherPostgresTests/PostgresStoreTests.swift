@@ -59,6 +59,28 @@ struct PostgresStoreTests {
 
     /// A transaction that took a sequence number and has not committed yet: the cursor stays
     /// below it, and the message is found once it commits — not skipped for good.
+    /// A worker's read does not claim to cover a number an open transaction holds: the next read
+    /// starting after it still finds that message once it commits.
+    @Test func aReadStopsBelowATransactionInFlight() async throws {
+        let url = try TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let first = try await customer(store, "a", "first")
+        let slow = try PGConnection(url)
+        try slow.script("INSERT INTO conversations (id) VALUES ('z'); BEGIN")
+        try slow.execute("INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('late', 'z', 'customer', 'late')")
+        let later = try await customer(store, "b", "after the slow one")
+        let until = Date().addingTimeInterval(30)
+        let read = try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: until,
+                                                skipping: [], holds: { _ in false })
+        #expect(read.messages.map(\.id) == [first.id, later.id])
+        #expect(read.readThrough == first.seq, "the read covers up to the hole, not past it (\(read.readThrough))")
+        try slow.script("COMMIT")
+        let next = try await store.claimPending(bot: Self.bot.id, after: read.readThrough, limit: 10, worker: "w", until: until,
+                                                skipping: [first.conversationID, later.conversationID], holds: { _ in false })
+        #expect(next.messages.map(\.id) == ["late"])
+        try await store.close()
+    }
+
     @Test func theCursorWaitsForATransactionInFlight() async throws {
         let url = try TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
