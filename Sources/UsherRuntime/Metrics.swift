@@ -23,10 +23,18 @@ public final class Metrics: Sendable {
         var value: String
     }
 
+    /// Counts per bucket (not cumulative: an observation adds to one bucket), summed up when
+    /// rendered.
     private struct Histogram {
-        var buckets: [Int]
+        var counts = [Int](repeating: 0, count: Metrics.latencyBuckets.count)
         var sum: Double = 0
         var count: Int = 0
+
+        mutating func add(_ value: Double) {
+            if let i = Metrics.latencyBuckets.firstIndex(where: { value <= $0 }) { counts[i] += 1 }
+            sum += value
+            count += 1
+        }
     }
 
     private struct State {
@@ -72,13 +80,8 @@ public final class Metrics: Sendable {
 
     public func observe(_ name: String, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
         let key = Series(name, labels)
-        state.withLock { s in
-            if s.histograms[key] == nil { s.histograms[key] = Histogram(buckets: Array(repeating: 0, count: Self.latencyBuckets.count)) }
-            // In place: no copy of the buckets per observation.
-            for (i, bound) in Self.latencyBuckets.enumerated() where value <= bound { s.histograms[key]!.buckets[i] += 1 }
-            s.histograms[key]!.sum += value
-            s.histograms[key]!.count += 1
-        }
+        // One lookup, changed in place.
+        state.withLock { $0.histograms[key, default: Histogram()].add(value) }
     }
 
     /// The current value of a counter or gauge (tests, `/readyz`).
@@ -102,8 +105,10 @@ public final class Metrics: Sendable {
         for (k, v) in snapshot.gauges { byName[k.name, default: []].append("\(k.name)\(labels(k.labels)) \(Self.number(v))") }
         for (k, h) in snapshot.histograms {
             var lines: [String] = []
+            var cumulative = 0
             for (i, bound) in Self.latencyBuckets.enumerated() {
-                lines.append("\(k.name)_bucket\(labels(k.labels, extra: ("le", Self.number(bound)))) \(h.buckets[i])")
+                cumulative += h.counts[i]
+                lines.append("\(k.name)_bucket\(labels(k.labels, extra: ("le", Self.number(bound)))) \(cumulative)")
             }
             lines.append("\(k.name)_bucket\(labels(k.labels, extra: ("le", "+Inf"))) \(h.count)")
             lines.append("\(k.name)_sum\(labels(k.labels)) \(Self.number(h.sum))")

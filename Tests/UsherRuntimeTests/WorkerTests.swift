@@ -161,6 +161,15 @@ struct WorkerTests {
         #expect(text.contains("usher_decision_seconds_bucket{bot=\"support\",le=\"0.00025\"} 0"))
         #expect(text.contains("usher_decision_seconds_count{bot=\"support\"} 1"))
         #expect(text.contains("usher_rules_last_reload_successful{bot=\"support\"} 1"))
+        // Buckets are cumulative; labels are one series whatever their order.
+        m.observe("usher_decision_seconds", ["bot": "support"], 2)
+        m.increment("usher_replies_total", ["rule": "refund", "bot": "support"])
+        let again = m.render()
+        #expect(again.contains("usher_decision_seconds_bucket{bot=\"support\",le=\"0.0005\"} 1"))
+        #expect(again.contains("usher_decision_seconds_bucket{bot=\"support\",le=\"2.5\"} 2"))
+        #expect(again.contains("usher_decision_seconds_bucket{bot=\"support\",le=\"+Inf\"} 2"))
+        #expect(again.contains("usher_replies_total{bot=\"support\",rule=\"refund\"} 2\n"))
+        #expect(m.value("usher_replies_total", ["rule": "refund", "bot": "support"]) == 2)
     }
 
     @Test func logsCarryNoMessageTextAtInfo() async throws {
