@@ -91,6 +91,7 @@ public final class Worker: Sendable {
             try await group.waitForAll()
         }
         for bot in bots { try? await store.release(bot: bot.id, worker: workerID) }
+        try? await store.release(bot: Self.dispatchLease.bot, worker: workerID)
         log.info("worker-stop", ["worker": workerID])
     }
 
@@ -114,20 +115,45 @@ public final class Worker: Sendable {
 
     // MARK: - Agent notifications
 
+    /// The lease that says which worker delivers agent notifications (`claim` under this "bot",
+    /// which no bot id can be: ids are lowercase letters, digits and '-').
+    static let dispatchLease = (bot: "usher:notifications", name: "dispatch")
+
     /// Every `notificationWindow`, merges the notifications raised since the last round and
-    /// delivers them (log event `agent-notification`, and `options.deliver`). Notifications
-    /// raised while no worker ran stay in the store (and the inbox) but are not pinged again.
+    /// delivers them (log event `agent-notification`, and `options.deliver`).
+    ///
+    /// Of the workers sharing a store, the one holding the dispatch lease delivers, so that each
+    /// digest goes out once; the others follow along. When it stops, another takes over within
+    /// three windows (at once after a clean shutdown, which gives the lease up) and delivers again
+    /// what was raised in the last four: at a takeover a ping may come twice, never not at all.
+    /// Notifications raised while no worker ran stay in the store (and the inbox) but are not
+    /// pinged again.
     private func dispatchNotifications() async throws {
+        let window = max(0.05, options.notificationWindow)
         var position = try await retrying(bots[0], "notifications") {
             try await self.store.notifications(after: 0, limit: Int.max).last?.seq ?? 0
         }
         while !isStopping && !Task.isCancelled {
             // Sleep a window, in short steps so a stop request is seen at once.
-            let until = ContinuousClock.now + .milliseconds(Int(max(0.05, options.notificationWindow) * 1000))
+            let until = ContinuousClock.now + .milliseconds(Int(window * 1000))
             while ContinuousClock.now < until && !isStopping { try? await Task.sleep(for: .milliseconds(50)) }
+            if isStopping { break }
+            let now = clock()
+            let lease = Self.dispatchLease
+            let dispatching = try await retrying(bots[0], "notifications") {
+                try await self.store.claim(bot: lease.bot, conversations: [lease.name], worker: self.workerID,
+                                           until: now.addingTimeInterval(3 * window))
+            }.contains(lease.name)
             let after = position
             let fresh = try await retrying(bots[0], "notifications") {
                 try await self.store.notifications(after: after, limit: 10_000)
+            }
+            guard dispatching else {
+                // Follow four windows behind: what a dispatching worker that dies now has not
+                // delivered yet stays ahead of this position.
+                let horizon = now.addingTimeInterval(-4 * window)
+                position = fresh.prefix { $0.notification.at < horizon }.last?.seq ?? position
+                continue
             }
             guard let last = fresh.last else { continue }
             position = last.seq

@@ -291,4 +291,42 @@ struct NotificationDeliveryTests {
         #expect(digests.count == 1, "\(digests.map(\.text))")
         #expect(digests.first?.text == "3 conversations are waiting in general: N0, N1 and 1 other")
     }
+
+    /// Two workers on one store: each digest goes out once, from the worker holding the dispatch
+    /// lease; when that one stops, the other delivers.
+    @Test func workersSharingAStoreDeliverEachDigestOnce() async throws {
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
+        let got = Mutex<[(String, NotificationDigest)]>([])
+        func worker(_ id: String) -> Worker {
+            var options = Worker.Options()
+            options.idleWait = .milliseconds(20)
+            options.notificationWindow = 0.3
+            options.deliver = { d in got.withLock { $0.append((id, d)) } }
+            return Worker(store: store, bots: [bot], workerID: id, options: options, log: Logger(minimum: .error))
+        }
+        let a = worker("a"), b = worker("b")
+        let ta = Task { try await a.run() }
+        let tb = Task { try await b.run() }
+        try await Task.sleep(for: .milliseconds(100))
+        for c in 0..<3 { for k in 0..<4 { try await store.append(NewMessage(conversationID: "c\(c)", from: .customer, senderName: "N\(c)", text: "m\(k)")) } }
+        try await eventually("one digest") { got.withLock { $0.count } >= 1 }
+        // More than four windows: the follower's position has passed the burst, so a takeover
+        // does not deliver it again.
+        try await Task.sleep(for: .milliseconds(1800))
+        let first = got.withLock { $0 }
+        #expect(first.count == 1, "\(first.map { "\($0.0): \($0.1.text)" })")
+        // The dispatching worker stops (and gives the lease up): the other delivers what follows.
+        let dispatcher = try #require(first.first?.0)
+        let (stopped, stays) = dispatcher == "a" ? (a, b) : (b, a)
+        stopped.requestStop()
+        try await (dispatcher == "a" ? ta : tb).value
+        for k in 0..<4 { try await store.append(NewMessage(conversationID: "d", from: .customer, senderName: "D", text: "m\(k)")) }
+        try await eventually("a digest from the other worker") { got.withLock { $0.count } >= 2 }
+        let second = got.withLock { $0 }
+        #expect(second.count == 2 && second[1].0 != dispatcher && second[1].1.text.contains("D"),
+                "\(second.map { "\($0.0): \($0.1.text)" })")
+        stays.requestStop()
+        try await (dispatcher == "a" ? tb : ta).value
+    }
 }
