@@ -69,9 +69,13 @@ package struct PGSQL: Sendable {
             WHERE l.worker = excluded.worker OR l.until <= clock_timestamp()
             RETURNING l.conversation_id AS c)
         SELECT cand.*, s.state, (
-            -- How far the read covered: to its last row, or to just below the first hole.
-            SELECT coalesce(min(t.prev) FILTER (WHERE t.seq > t.prev + 1), (SELECT max(usher_seq) FROM cand))
-            FROM (SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, $1::int8) OVER (ORDER BY m.\(l.mSeq)) AS prev
+            -- How far the read covered: to its last row, or to just below the first hole or the
+            -- first message it skipped as in flight (a conversation's next message, to be read
+            -- once its batch is written).
+            SELECT least(coalesce(min(t.prev) FILTER (WHERE t.seq > t.prev + 1), max(t.seq)),
+                         coalesce(min(t.seq) FILTER (WHERE t.skipped) - 1, max(t.seq)))
+            FROM (SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, $1::int8) OVER (ORDER BY m.\(l.mSeq)) AS prev,
+                         \(l.inbound) AND m.\(l.mConversation)::text IN (SELECT unnest($7::text[])) AS skipped
                   FROM \(l.messages) AS m
                   WHERE m.\(l.mSeq) > $1::int8 AND m.\(l.mSeq) <= (SELECT max(usher_seq) FROM cand)) AS t)
         FROM cand

@@ -109,7 +109,9 @@ extension ChatStore {
         var seen = Set<String>()
         let wanted = batch.map(\.conversationID).filter { !holds($0) && seen.insert($0).inserted }
         let claimed = wanted.isEmpty ? [] : try await claim(bot: bot, conversations: wanted, worker: worker, until: until)
-        let through = kept.count > limit ? batch.last!.seq : read.last?.seq ?? cursor
+        var through = kept.count > limit ? batch.last!.seq : read.last?.seq ?? cursor
+        // A message skipped as in flight is read again once its batch is written.
+        if let skipped = read.first(where: { skipping.contains($0.conversationID) }) { through = min(through, skipped.seq - 1) }
         return Intake(messages: batch.filter { claimed.contains($0.conversationID) || holds($0.conversationID) },
                       readThrough: max(cursor, through))
     }
@@ -128,9 +130,10 @@ public struct Intake: Sendable {
     /// The messages of conversations the worker now holds, in `seq` order.
     public var messages: [StoredMessage]
     /// Every inbound message after the read's cursor up to here was looked at: those not
-    /// returned are done, held by another worker, or skipped. The next read may start after it.
-    /// It stops below the first hole in the sequence — a number taken by a transaction that had
-    /// not committed when read — so that a message committed late is still read.
+    /// returned are done or held by another worker. The next read may start after it. It stops
+    /// below the first hole in the sequence — a number taken by a transaction that had not
+    /// committed when read — and below the first message skipped as in flight, so that both are
+    /// still read.
     public var readThrough: Int64
 
     public init(messages: [StoredMessage], readThrough: Int64) {

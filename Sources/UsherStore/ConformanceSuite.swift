@@ -241,9 +241,12 @@ public struct ConformanceSuite: Sendable {
         let none = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [], holds: { _ in false }).messages
         expect(none.isEmpty, "B gets nothing while A holds both: \(none.map(\.text))")
         // The conversations of A's batch in flight are skipped.
-        let skipped = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: ["y"],
-                                                   holds: { $0 == "x" || $0 == "y" }).messages
+        let skippedRead = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: ["y"],
+                                                       holds: { $0 == "x" || $0 == "y" })
+        let skipped = skippedRead.messages
         expect(skipped.map(\.id) == [x2.id], "conversations in flight are skipped: \(skipped.map(\.text))")
+        expect(skippedRead.readThrough < y1.seq,
+               "a read does not cover a message it skipped as in flight: \(skippedRead.readThrough) ≥ \(y1.seq)")
     }
 
     private func leases(_ store: any ChatStore, _ expect: Expect) async throws {

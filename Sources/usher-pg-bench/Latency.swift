@@ -33,7 +33,10 @@ enum Latency {
         options.idleWait = .milliseconds(100)
         let worker = Worker(store: workerStore, bots: [bot], workerID: "bench-latency", options: options, metrics: metrics,
                             log: Logger(minimum: .error))
-        let task = Task { try await worker.run() }
+        let failure = Locked<String?>(nil)
+        let task = Task {
+            do { try await worker.run() } catch { failure.withLock { $0 = "\(error)" }; throw error }
+        }
         try await Task.sleep(for: .milliseconds(300))   // the worker is idle and LISTENing
         try server.checkpoint()
         try Profile.reset(server)
@@ -64,8 +67,18 @@ enum Latency {
         let offered = Double(total) / max(1e-9, seconds(finished - start))
         let ran = seconds(finished - start)
         let deadline = clock.now + .seconds(60)
-        while (metrics.value("usher_commits_total", ["bot": "bench", "result": "committed"]) ?? 0) < Double(total) {
-            if clock.now > deadline { throw BenchError("latency: the worker did not decide every message within 60 s") }
+        // Decided: committed, or found done when a commit whose outcome was lost (a connection
+        // dropped after COMMIT) was tried again.
+        func decided() -> Double {
+            ["committed", "duplicate"].reduce(0) { $0 + (metrics.value("usher_commits_total", ["bot": "bench", "result": $1]) ?? 0) }
+        }
+        while decided() < Double(total) {
+            if let why = failure.withLock({ $0 }) { throw BenchError("latency: the worker stopped: \(why)") }
+            if clock.now > deadline {
+                let duplicates = metrics.value("usher_commits_total", ["bot": "bench", "result": "duplicate"]) ?? 0
+                throw BenchError("latency: the worker decided \(Int(decided())) of \(total) messages in 60 s "
+                                 + "(\(Int(duplicates)) found done when tried again)")
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         worker.requestStop()
