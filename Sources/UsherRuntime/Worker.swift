@@ -7,6 +7,10 @@ import Synchronization
 /// `usher run`: catches up on the store's backlog, then follows new messages; decides each with
 /// the engine and commits its effects through the store. Conversations run in parallel, each in
 /// order; store errors are retried with backoff; a stop request finishes the messages in flight.
+///
+/// Per bot, batches go through two stages: one is read (claiming its conversations) and decided
+/// while the one before it is written, its conversations left out of the read. Agent
+/// notifications are delivered by one worker of those sharing a store (`dispatchLease`).
 public final class Worker: Sendable {
     /// Tuning knobs with sensible defaults.
     public struct Options: Sendable {
