@@ -14,10 +14,12 @@ struct PGCommit {
 
     private struct Pair: Hashable { var bot: String; var conversation: String }
 
-    /// The error that sends a batch round again.
+    /// The error that sends a batch round again: a state or done mark another worker wrote
+    /// first (a unique violation). Transient: should it outlast the store's own retries, the
+    /// worker retries it with backoff rather than stopping.
     static let race = StoreError("pg-race", "another worker committed part of this batch first", transient: true)
 
-    static func lostRace(_ error: StoreError) -> Bool { error.code == race.code || PGError.isUniqueViolation(error) }
+    static func lostRace(_ error: StoreError) -> Bool { error.code == race.code }
 
     typealias Statement = (sql: String, params: [String?])
 
@@ -25,11 +27,12 @@ struct PGCommit {
         do {
             let reads = readStatements()
             let r = try db.pipeline([("BEGIN", [])] + reads.statements)
-            let (results, writes) = try classify(Array(r.dropFirst()), reads)
+            let (results, writes) = classify(Array(r.dropFirst()), reads)
             try db.pipeline(writes + [("COMMIT", [])])
             return results
         } catch {
             if db.isOK { try? db.script("ROLLBACK") }
+            if PGError.isUniqueViolation(error) { throw Self.race }
             throw error
         }
     }
@@ -37,14 +40,12 @@ struct PGCommit {
     /// The reads, and what the classification needs to find their results.
     private struct Reads {
         var statements: [Statement] = []
-        var pairs: [Pair] = []
         var agentCheck = false
     }
 
     private func readStatements() -> Reads {
         var reads = Reads()
         let pairs = uniquePairs()
-        reads.pairs = pairs
         // 1. Done marks. 2. The states, locked until the transaction ends. 3. Earlier inbound
         // messages not done, between each state's watermark and the batch.
         var high: [Pair: Int64] = [:]
@@ -70,7 +71,7 @@ struct PGCommit {
 
     /// Classifies the commits in order (later commits see earlier ones) from the reads' results;
     /// returns the results and the writes of the committed ones.
-    private func classify(_ r: [PGResult], _ reads: Reads) throws -> ([CommitResult], [Statement]) {
+    private func classify(_ r: [PGResult], _ reads: Reads) -> ([CommitResult], [Statement]) {
         var done = Set<Pair>()   // (bot, message id)
         for i in 0..<r[0].rows { done.insert(Pair(bot: r[0].string(i, 0), conversation: r[0].string(i, 1))) }
         var stored: [Pair: (version: Int, owner: Owner?)] = [:]
@@ -126,16 +127,16 @@ struct PGCommit {
     private func conversationStatements(_ committed: [Commit]) -> [Statement] {
         guard let q = sql.updateConversations else { return [] }
         let l = sql.l
-        var last: [String: (ConversationState, Double)] = [:]
+        var last: [String: ConversationState] = [:]
         var order: [String] = []
         for c in committed {
             if last[c.inbound.conversationID] == nil { order.append(c.inbound.conversationID) }
-            last[c.inbound.conversationID] = (c.state, Date().timeIntervalSince1970)
+            last[c.inbound.conversationID] = c.state
         }
         var params: [String?] = [PGText.array(order)]
         for w in sql.conversationWrites {
             params.append(PGText.array(optional: order.map { c -> String? in
-                let s = last[c]!.0
+                let s = last[c]!
                 switch w.param {
                 case "owner": return l.ownerValues[s.owner.rawValue] ?? s.owner.rawValue
                 case "assigned": return s.owner == .bot ? "false" : "true"
@@ -146,7 +147,8 @@ struct PGCommit {
                 }
             }))
         }
-        params.append(PGText.array(order.map { last[$0]!.1 }))
+        let now = Date().timeIntervalSince1970
+        params.append(PGText.array(order.map { _ in now }))
         return [(q, params)]
     }
 
@@ -253,7 +255,7 @@ struct PGCommit {
                 try db.execute(mark.sql, mark.params, prepare: true)
                 return .committed
             }
-        } catch let error as StoreError where Self.lostRace(error) {
+        } catch let error as StoreError where PGError.isUniqueViolation(error) {
             return .duplicate   // another worker marked it done meanwhile
         }
     }

@@ -70,6 +70,7 @@ final class PGConnection {
     /// results in order. The server runs them one after the other; after one fails it skips the
     /// rest, and the first error is thrown once the pipeline has ended. Inside a transaction
     /// that leaves it aborted: the caller rolls back.
+    @discardableResult
     func pipeline(_ statements: [(sql: String, params: [String?])]) throws(StoreError) -> [PGResult] {
         var names: [String] = []
         for s in statements { names.append(try preparedName(s.sql)) }

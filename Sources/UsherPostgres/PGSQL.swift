@@ -147,7 +147,7 @@ package struct PGSQL: Sendable {
     /// between workers committing overlapping batches).
     package var lockStates: String {
         """
-        SELECT s.bot, s.conversation_id, s.version, s.owner, s.last_seq
+        SELECT s.bot, s.conversation_id, s.version, s.owner
         FROM \(u).bot_state AS s JOIN unnest($1::text[], $2::text[]) AS w(b, c) ON s.bot = w.b AND s.conversation_id = w.c
         ORDER BY s.bot, s.conversation_id FOR UPDATE OF s
         """
