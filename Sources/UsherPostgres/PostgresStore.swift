@@ -36,9 +36,6 @@ public final class PostgresStore: ChatStore {
     private let listener: PGListener?
     private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
     private let quarantined = Atomic<Int>(0)
-    /// The states that came with the last `claimPending` (by conversation; nil: no state yet).
-    private struct Prefetched { var bot = ""; var states: [String: String?] = [:] }
-    private let prefetched = Locked(Prefetched())
 
     /// Connects, checks the mapping against the database (`MappingMismatch` names what is
     /// missing, at its line in the mapping file), migrates Usher's tables (and, for the native
@@ -46,26 +43,27 @@ public final class PostgresStore: ChatStore {
     public init(url: String, mapping: SQLMapping = .native, options: Options = Options()) async throws {
         // libpq takes the URL as it is (sslmode, host, … as parameters; PGPASSWORD, PGSSLMODE
         // and ~/.pgpass from the environment).
-        let session = PGSession(url, label: "usher.postgres") { db throws(StoreError) in
-            try db.script("SET plan_cache_mode = force_generic_plan")
-        }
+        let session = Self.session(url, label: "usher.postgres")
         let layout = try await session.run { db in
             let layout = try PGLayout.resolve(mapping, db)
             try PGMigrator.migrate(db, layout)
             return layout
         }
         self.session = session
-        // Its statements read a few rows through indexes whatever the parameters: one generic
-        // plan each, instead of planning again on every call (which took longer than running).
-        self.reader = PGSession(url, label: "usher.postgres.reader") { db throws(StoreError) in
-            try db.script("SET plan_cache_mode = force_generic_plan")
-        }
+        self.reader = Self.session(url, label: "usher.postgres.reader")
         self.layout = layout
         self.sql = PGSQL(layout)
         self.options = options
         listener = layout.trigger ? PGListener(url, channel: PGSchema.channel(layout)) : nil
     }
 
+
+    /// A session whose statements are planned once: they read and write a few rows through
+    /// indexes whatever the parameters, and planning `claimPending` again on every call took
+    /// longer than running it.
+    private static func session(_ url: String, label: String) -> PGSession {
+        PGSession(url, label: label) { db throws(StoreError) in try db.script("SET plan_cache_mode = force_generic_plan") }
+    }
 
     /// Messages marked done without being decided because the database refused what deciding
     /// them would write (see `usher.quarantined`).
@@ -87,21 +85,20 @@ public final class PostgresStore: ChatStore {
                              skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake {
         let q = sql.claimPending
         let skip = PGText.array(skipping.sorted())
-        let (messages, states, through) = try await reader.run { db in
+        let (messages, texts, through) = try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
                                        String(max(0, until.timeIntervalSinceNow / 2)), skip],
                                    prepare: true)
-            var states: [String: String?] = [:]
+            var texts: [String: String] = [:]
             let messages = (0..<r.rows).map { i in
                 let m = Self.message(r, i)
-                states[m.conversationID] = r.text(i, 14)
+                if let state = r.text(i, 14) { texts[m.conversationID] = state }
                 return m
             }
-            return (messages, states, r.rows > 0 ? r.int64(0, 15) : cursor)
+            return (messages, texts, r.rows > 0 ? r.int64(0, 15) : cursor)
         }
-        prefetched.withLock { $0 = Prefetched(bot: bot, states: states) }
         // No rows: nothing is known to be covered (what was passed over was not counted).
-        return Intake(messages: messages, readThrough: max(cursor, through))
+        return Intake(messages: messages, readThrough: max(cursor, through), states: try texts.mapValues(Self.decodeState))
     }
 
     public func latestSeq() async throws -> Int64 {
@@ -185,18 +182,6 @@ public final class PostgresStore: ChatStore {
     }
 
     public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
-        // The states `claimPending` just read with the batch: taken once, when they cover the
-        // request. (A state changed since is a version conflict at commit, as for any read.)
-        let taken = prefetched.withLock { p -> [String: String?]? in
-            guard p.bot == bot, conversations.allSatisfy({ p.states[$0] != nil }) else { return nil }
-            defer { p = Prefetched() }
-            return p.states
-        }
-        if let taken {
-            var out: [String: ConversationState] = [:]
-            for c in conversations { if let text = taken[c] ?? nil { out[c] = try Self.decodeState(text) } }
-            return out
-        }
         let q = sql.states
         let rows = try await reader.run { db in
             let r = try db.execute(q, [bot, PGText.array(conversations)], prepare: true)

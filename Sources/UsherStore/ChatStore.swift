@@ -135,10 +135,14 @@ public struct Intake: Sendable {
     /// committed when read — and below the first message skipped as in flight, so that both are
     /// still read.
     public var readThrough: Int64
+    /// The states of the returned messages' conversations (absent: none yet), when the store
+    /// read them with the batch; nil: ask `states(bot:conversations:)`.
+    public var states: [String: ConversationState]?
 
-    public init(messages: [StoredMessage], readThrough: Int64) {
+    public init(messages: [StoredMessage], readThrough: Int64, states: [String: ConversationState]? = nil) {
         self.messages = messages
         self.readThrough = readThrough
+        self.states = states
     }
 }
 

@@ -1,7 +1,6 @@
 public import Foundation
 import Synchronization
 public import UsherEngine
-import UsherStore
 
 /// A `ChatStore` that sends each call to the next of several stores in turn — for running the
 /// conformance suite across several connections to one database.
