@@ -47,9 +47,11 @@ let package = Package(
         // A throwaway PostgreSQL server (initdb in a temporary directory, a Unix socket) for
         // tests and benchmarks: no system service is touched.
         .target(name: "UsherPostgresTestServer", swiftSettings: strict),
+        .target(name: "UsherBenchSupport", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine"],
+                swiftSettings: strict),
         .executableTarget(name: "usher-pg-bench",
                           dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherRuntime", "UsherRules",
-                                         "UsherStore", "UsherEngine"],
+                                         "UsherStore", "UsherEngine", "UsherBenchSupport"],
                           swiftSettings: strict),
         .target(name: "UsherStdio", dependencies: ["UsherStore", "UsherSQLite", "UsherEngine"], swiftSettings: strict),
         .executableTarget(name: "usher-store-bench", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine", "CSQLite"],
@@ -68,7 +70,7 @@ let package = Package(
                           swiftSettings: strict),
         .executableTarget(name: "usher-bench",
                           dependencies: ["UsherEngine", "UsherRules", "UsherText", "UsherTranscripts",
-                                         "UsherStore", "UsherSQLite", "UsherRuntime"],
+                                         "UsherStore", "UsherSQLite", "UsherRuntime", "UsherBenchSupport"],
                           swiftSettings: strict),
         // libFuzzer harnesses: built only with `swift build --sanitize=fuzzer --product …`.
         .executableTarget(name: "FuzzYAML", dependencies: ["UsherRules", "UsherYAML"],

@@ -175,8 +175,8 @@ public final class Worker: Sendable {
         var reportedReady = false
         var lastSeen: Int64 = 0
         // The bot's cursor as this worker last read it. Workers of a bot share one cursor, and
-        // a cursor read earlier is never wrong, only slower: `pending` reads the done messages
-        // after it again.
+        // a cursor read earlier is never wrong, only slower: a read from it walks the done
+        // messages after it again.
         var cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
         // Where the next read starts: after the last batch read, or at the cursor. What the
         // reads passed over below it — other workers' conversations, a commit that must wait for
@@ -250,7 +250,7 @@ public final class Worker: Sendable {
                 }
                 lastSeen = max(lastSeen, batch.last!.seq)
                 floor = read.readThrough
-                let prepared = try await prepare(batch, bot)
+                let prepared = try await prepare(batch, states: read.states, bot)
                 _ = try await finishWriting()
                 inFlight = Set(prepared.order)
                 writing = Task { try await self.write(prepared, bot) }
@@ -289,14 +289,15 @@ public final class Worker: Sendable {
         var order: [String] = []
         var byConversation: [String: [StoredMessage]] = [:]
         var commits: [Commit] = []
-        var decisions: [(decision: Decision, message: StoredMessage, seconds: Double)] = []
+        /// Per commit: its decision and how long it took (for metrics and logs).
+        var decisions: [(decision: Decision, seconds: Double)] = []
         var now = Date()
     }
 
-    /// Stage one: groups the batch by conversation; with group commit, reads the states and
-    /// decides every message — each conversation's messages in order, each from the state the
-    /// previous one left.
-    private func prepare(_ batch: [StoredMessage], _ bot: BotRuntime) async throws -> Prepared {
+    /// Stage one: groups the batch by conversation; with group commit, reads the states (unless
+    /// the read brought them) and decides every message — each conversation's messages in order,
+    /// each from the state the previous one left.
+    private func prepare(_ batch: [StoredMessage], states read: [String: ConversationState]?, _ bot: BotRuntime) async throws -> Prepared {
         var p = Prepared()
         for m in batch {
             if p.byConversation[m.conversationID] == nil { p.order.append(m.conversationID) }
@@ -304,15 +305,16 @@ public final class Worker: Sendable {
         }
         guard options.groupCommit else { return p }
         let ids = p.order
-        let states = try await retrying(bot, "states") { try await self.store.states(bot: bot.id, conversations: ids) }
+        var states = read ?? [:]
+        if read == nil { states = try await retrying(bot, "states") { try await self.store.states(bot: bot.id, conversations: ids) } }
         p.now = clock()
         for c in p.order {
             var state = states[c]
             for m in p.byConversation[c]! {
                 let (decision, seconds) = decide(m, state: state, bot)
-                p.commits.append(Commit(bot: identity(bot), inbound: m, expectedVersion: state?.version ?? 0,
+                p.commits.append(Commit(bot: bot.identity, inbound: m, expectedVersion: state?.version ?? 0,
                                         decision: decision, at: p.now))
-                p.decisions.append((decision, m, seconds))
+                p.decisions.append((decision, seconds))
                 state = decision.state
             }
         }
@@ -330,7 +332,8 @@ public final class Worker: Sendable {
             let results = try await retrying(bot, "commit") { try await self.store.commit(batch: commits) }
             var failed = Set<String>()
             for (i, result) in results.enumerated() {
-                let (decision, m, seconds) = p.decisions[i]
+                let (decision, seconds) = p.decisions[i]
+                let m = commits[i].inbound
                 metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
                 switch result {
                 case .committed:
@@ -363,10 +366,6 @@ public final class Worker: Sendable {
         return committed || progress
     }
 
-    private func identity(_ bot: BotRuntime) -> BotIdentity {
-        let b = bot.ruleSet.bot
-        return BotIdentity(id: b.id, name: b.name, senderID: b.senderId)
-    }
 
     /// The decision for `m` from `stored` (nil: a new conversation), and how long it took.
     private func decide(_ m: StoredMessage, state stored: ConversationState?, _ bot: BotRuntime) -> (Decision, Double) {
@@ -407,7 +406,7 @@ public final class Worker: Sendable {
             let stored = try await retrying(bot, "state") { try await self.store.state(bot: bot.id, conversation: m.conversationID) }
             let (decision, decideSeconds) = decide(m, state: stored, bot)
             let now = clock()
-            let commit = Commit(bot: identity(bot), inbound: m, expectedVersion: stored?.version ?? 0, decision: decision, at: now)
+            let commit = Commit(bot: bot.identity, inbound: m, expectedVersion: stored?.version ?? 0, decision: decision, at: now)
             let result = try await retrying(bot, "commit") { try await self.store.commit(commit) }
             metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
             switch result {
@@ -487,5 +486,13 @@ public final class Worker: Sendable {
 
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}
+
+extension BotRuntime {
+    /// Who the bot is in what it writes (its running rules' id, name and sender id).
+    public var identity: BotIdentity {
+        let b = ruleSet.bot
+        return BotIdentity(id: b.id, name: b.name, senderID: b.senderId)
     }
 }

@@ -3,29 +3,13 @@ import UsherEngine
 import UsherRuntime
 import UsherSQLite
 import UsherStore
+import UsherBenchSupport
 
 /// The worker on a SQLite file: throughput on a backlog (decided and committed, one message at
 /// a time and with group commit), and latency from a message stored to its reply stored at a
 /// fixed offered rate.
 enum WorkerBench {
-    static let rules = """
-    version: 1
-    rules:
-      - id: opening
-        when: {customer_messages: {at_most: 3}}
-        then: [reply: {sequence: ["one", "two", "three"]}]
-      - id: threshold
-        when: {customer_messages: {at_least: 4}}
-        then: [handoff: {reason: threshold}]
-    """
-
-    static func scratch() throws -> (dir: URL, bot: BotRuntime) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("bot"), withIntermediateDirectories: true)
-        try Data("bot: bench\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot/bot.yaml"))
-        try Data(rules.utf8).write(to: dir.appendingPathComponent("bot/rules.yaml"))
-        return (dir, try BotRuntime(path: dir.appendingPathComponent("bot").path))
-    }
+    static func scratch() throws -> (dir: URL, bot: BotRuntime) { try BenchBot.make(prefix: "usher-bench") }
 
     /// Messages per second through the worker on a backlog of `count` messages (4 per
     /// conversation: three replies and a handoff).

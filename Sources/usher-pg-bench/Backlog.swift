@@ -3,48 +3,7 @@ import UsherEngine
 import UsherPostgres
 import UsherRuntime
 import UsherStore
-
-/// The bot of the worker benchmarks (as `usher-bench --only worker`): three canned replies, then
-/// a handoff on the fourth customer message.
-enum BenchBot {
-    static let rules = """
-    version: 1
-    rules:
-      - id: opening
-        when: {customer_messages: {at_most: 3}}
-        then: [reply: {sequence: ["one", "two", "three"]}]
-      - id: threshold
-        when: {customer_messages: {at_least: 4}}
-        then: [handoff: {reason: threshold}]
-    """
-
-    static func make() throws -> (dir: URL, bot: BotRuntime) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-pg-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("bot"), withIntermediateDirectories: true)
-        try Data("bot: bench\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot/bot.yaml"))
-        try Data(rules.utf8).write(to: dir.appendingPathComponent("bot/rules.yaml"))
-        return (dir, try BotRuntime(path: dir.appendingPathComponent("bot").path))
-    }
-
-    static func identity(_ bot: BotRuntime) -> BotIdentity {
-        let b = bot.ruleSet.bot
-        return BotIdentity(id: b.id, name: b.name, senderID: b.senderId)
-    }
-
-    /// The commits of one conversation's messages, decided in order from no state (as the worker
-    /// decides a conversation in a batch).
-    static func decide(_ messages: [StoredMessage], _ bot: BotRuntime, at now: Date) -> [Commit] {
-        var state: ConversationState? = nil
-        var out: [Commit] = []
-        for m in messages {
-            let initial = state ?? ConversationState(conversationID: m.conversationID, channel: m.channel, locale: m.locale)
-            let decision = Engine.decide(bot.ruleSet, initial, m.message, now: m.at)
-            out.append(Commit(bot: identity(bot), inbound: m, expectedVersion: state?.version ?? 0, decision: decision, at: now))
-            state = decision.state
-        }
-        return out
-    }
-}
+import UsherBenchSupport
 
 /// A backlog of `count` customer messages in conversations of 4 (`m<i>` in `c<i/4>`), written
 /// once into a template database that every run copies. The rows are what `PostgresStore.append`

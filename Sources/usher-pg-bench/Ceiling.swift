@@ -1,4 +1,5 @@
 import Foundation
+import UsherBenchSupport
 import UsherEngine
 import UsherPostgres
 import UsherRuntime

@@ -20,6 +20,7 @@
 // USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
 // to compare the store's values with pgbench's.
 import Foundation
+import UsherBenchSupport
 import UsherPostgres
 import UsherPostgresTestServer
 
@@ -118,7 +119,7 @@ func main() async throws {
           + args.joined(separator: " "))
     let server = try BenchServer(extra: extraSettings)
     print("server: \(try server.describeSettings())")
-    let (dir, bot) = try BenchBot.make()
+    let (dir, bot) = try BenchBot.make(prefix: "usher-pg-bench")
     defer { try? FileManager.default.removeItem(at: dir) }
     let started = ContinuousClock.now
     let sql = try await Backlog.createHistory(server, count: history, bot: bot)

@@ -1,0 +1,43 @@
+public import Foundation
+public import UsherRuntime
+public import UsherStore
+import UsherEngine
+
+/// The bot of the worker benchmarks (`usher-bench --only worker`, `usher-pg-bench`): three canned
+/// replies, then a handoff on the fourth customer message.
+public enum BenchBot {
+    public static let rules = """
+    version: 1
+    rules:
+      - id: opening
+        when: {customer_messages: {at_most: 3}}
+        then: [reply: {sequence: ["one", "two", "three"]}]
+      - id: threshold
+        when: {customer_messages: {at_least: 4}}
+        then: [handoff: {reason: threshold}]
+    """
+
+    /// The bot (id `bench`) written into a new temporary folder, and that folder (the caller
+    /// removes it).
+    public static func make(prefix: String) throws -> (dir: URL, bot: BotRuntime) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("bot"), withIntermediateDirectories: true)
+        try Data("bot: bench\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot/bot.yaml"))
+        try Data(rules.utf8).write(to: dir.appendingPathComponent("bot/rules.yaml"))
+        return (dir, try BotRuntime(path: dir.appendingPathComponent("bot").path))
+    }
+
+    /// The commits of one conversation's messages, decided in order from no state (as the worker
+    /// decides a conversation in a batch).
+    public static func decide(_ messages: [StoredMessage], _ bot: BotRuntime, at now: Date) -> [Commit] {
+        var state: ConversationState? = nil
+        var out: [Commit] = []
+        for m in messages {
+            let initial = state ?? ConversationState(conversationID: m.conversationID, channel: m.channel, locale: m.locale)
+            let decision = Engine.decide(bot.ruleSet, initial, m.message, now: m.at)
+            out.append(Commit(bot: bot.identity, inbound: m, expectedVersion: state?.version ?? 0, decision: decision, at: now))
+            state = decision.state
+        }
+        return out
+    }
+}
