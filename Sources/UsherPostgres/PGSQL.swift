@@ -99,7 +99,9 @@ package struct PGSQL: Sendable {
     /// before it.
     package var cursorTarget: String {
         // Both steps materialized and read through scalar subqueries: their values then bound
-        // index scans of `messages` (a join with them would scan from the start).
+        // index scans of `messages` (a join with them would scan from the start). Holes are
+        // looked for up to the row after the target: a hole right below the oldest message not
+        // done shows only in that message's row.
         """
         WITH cur AS MATERIALIZED (SELECT coalesce((SELECT seq FROM \(u).cursors WHERE bot = $1), 0) AS seq),
         target AS MATERIALIZED (SELECT coalesce(
@@ -110,7 +112,7 @@ package struct PGSQL: Sendable {
         SELECT (SELECT seq FROM cur), (SELECT seq FROM target), ARRAY(
             SELECT prev FROM (
                 SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, (SELECT seq FROM cur)) OVER (ORDER BY m.\(l.mSeq)) AS prev
-                FROM \(l.messages) AS m WHERE m.\(l.mSeq) > (SELECT seq FROM cur) AND m.\(l.mSeq) <= (SELECT seq FROM target)
+                FROM \(l.messages) AS m WHERE m.\(l.mSeq) > (SELECT seq FROM cur) AND m.\(l.mSeq) <= (SELECT seq FROM target) + 1
             ) AS t WHERE t.seq > t.prev + 1 ORDER BY t.prev LIMIT 100)::text
         """
     }

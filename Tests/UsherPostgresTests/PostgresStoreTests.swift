@@ -114,6 +114,25 @@ struct PostgresStoreTests {
         try await quick.close()
     }
 
+    /// The hole right below the oldest message not done: the cursor stops below the hole, not
+    /// just below that message (the hole has no row after it below the target to show it).
+    @Test func theCursorStopsBelowAHoleJustBeforeAnUndoneMessage() async throws {
+        let url = try TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let first = try await customer(store, "a", "first")
+        #expect(try await reply(store, first, "ok") == .committed)
+        let slow = try PGConnection(url)
+        try slow.script("INSERT INTO conversations (id) VALUES ('z'); BEGIN")
+        try slow.execute("INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('late', 'z', 'customer', 'late')")
+        let later = try await customer(store, "b", "after the slow one, not answered yet")
+        try await store.advanceCursor(bot: Self.bot.id)
+        let cursor = try await store.cursor(bot: Self.bot.id)
+        #expect(cursor < later.seq - 1, "the cursor stops before the number the open transaction holds (cursor \(cursor))")
+        try slow.script("COMMIT")
+        #expect(try await store.pending(bot: Self.bot.id, after: cursor, limit: 10).map(\.id) == ["late", later.id])
+        try await store.close()
+    }
+
     /// A reply the database refuses (too long for the helpdesk's column): that message is marked
     /// done with the reason — not retried forever — and the conversations behind it go on.
     @Test func aMessageTheDatabaseRefusesIsQuarantined() async throws {
