@@ -23,6 +23,9 @@ public final class PostgresStore: ChatStore {
     public struct Options: Sendable {
         /// How long a hole in the sequence holds the cursor back before it counts as a rollback.
         public var gapTimeout: Duration = .seconds(30)
+        /// Connections for commits: a worker writes its next batch while the last one is still
+        /// on its way (`Worker.Options.writesInFlight`). Each connects on first use.
+        public var commitSessions = 2
         public init() {}
     }
 
@@ -33,6 +36,8 @@ public final class PostgresStore: ChatStore {
     /// A second connection for the worker's reads (intake, states, the newest seq), so that the
     /// next batch is read while the last one is written.
     private let reader: PGSession
+    /// Where commits go (`Options.commitSessions`).
+    private let writers: PGSessionPool
     private let listener: PGListener?
     private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
     private let quarantined = Atomic<Int>(0)
@@ -50,7 +55,11 @@ public final class PostgresStore: ChatStore {
             return layout
         }
         self.session = session
-        self.reader = Self.session(url, label: "usher.postgres.reader")
+        // The reader writes only leases, which save work but guard nothing (a commit checks
+        // the state's version and the message's done mark itself): a lease lost in a server
+        // crash is not worth a WAL flush on every read.
+        self.reader = Self.session(url, label: "usher.postgres.reader", settings: "SET synchronous_commit = off")
+        self.writers = PGSessionPool(count: options.commitSessions) { Self.session(url, label: "usher.postgres.commit\($0)") }
         self.layout = layout
         self.sql = PGSQL(layout)
         self.options = options
@@ -61,8 +70,11 @@ public final class PostgresStore: ChatStore {
     /// A session whose statements are planned once: they read and write a few rows through
     /// indexes whatever the parameters, and planning `claimPending` again on every call took
     /// longer than running it.
-    private static func session(_ url: String, label: String) -> PGSession {
-        PGSession(url, label: label) { db throws(StoreError) in try db.script("SET plan_cache_mode = force_generic_plan") }
+    private static func session(_ url: String, label: String, settings: String? = nil) -> PGSession {
+        PGSession(url, label: label) { db throws(StoreError) in
+            try db.script("SET plan_cache_mode = force_generic_plan")
+            if let settings { try db.script(settings) }
+        }
     }
 
     /// Messages marked done without being decided because the database refused what deciding
@@ -210,7 +222,7 @@ public final class PostgresStore: ChatStore {
         while true {
             attempt += 1
             do {
-                return try await session.run { db in try PGCommit(sql: sql, batch: batch).write(db) }
+                return try await writers.run { db in try PGCommit(sql: sql, batch: batch).write(db) }
             } catch let error as StoreError where PGCommit.lostRace(error) && attempt < 10 {
                 // Another worker created a state or done mark of this batch first: look again.
                 continue
@@ -224,7 +236,7 @@ public final class PostgresStore: ChatStore {
                     return out
                 }
                 let reason = "\(error.code): \(error.message)"
-                let result = try await session.run { db in try PGCommit(sql: sql, batch: batch).quarantine(db, reason: reason) }
+                let result = try await writers.run { db in try PGCommit(sql: sql, batch: batch).quarantine(db, reason: reason) }
                 if result == .committed { quarantined.add(1, ordering: .relaxed) }
                 return [result == .committed ? .duplicate : result]
             }
@@ -262,19 +274,32 @@ public final class PostgresStore: ChatStore {
         let at = String(m.at.timeIntervalSince1970)
         let id = PGText.clean(m.id)
         let conversation = PGText.clean(m.conversationID)
+        let customer: String? = m.from == .customer ? PGText.clean(m.senderID) : nil
+        let upsert: (String, [String?]) = (sql.upsertConversation, [
+            conversation, customer, PGText.clean(m.channel), PGText.clean(m.locale), at,
+        ])
+        let text: String = PGText.clean(m.text)
+        let insert: (String, [String?]) = (sql.insertMessage, [
+            id, conversation, m.kind == .close ? l.kindClose : l.kindMessage, sender,
+            PGText.clean(m.senderID), PGText.clean(m.senderName), text, at,
+        ])
+        @Sendable func stored(_ r: PGResult) throws -> StoredMessage {
+            guard r.rows > 0 else { throw StoreError("pg-append", "message \(id) was not stored") }
+            return Self.message(r, 0)
+        }
+        guard l.mID == nil else {
+            // The message is found by the id it was given, stored now or before: one round trip.
+            return try await session.run { db in
+                let r = try db.pipeline([("BEGIN", []), upsert, insert, (sql.messageByID, [id]), ("COMMIT", [])])
+                return try stored(r[3])
+            }
+        }
+        // The database numbers messages and the number is the id: it comes back from the insert.
         return try await session.run { db in
             try PGSession.transaction(db) {
-                let customer = m.from == .customer ? PGText.clean(m.senderID) : nil
-                try db.execute(sql.upsertConversation,
-                               [conversation, customer, PGText.clean(m.channel), PGText.clean(m.locale), at], prepare: true)
-                let r = try db.execute(sql.insertMessage, [
-                    id, conversation, m.kind == .close ? l.kindClose : l.kindMessage, sender,
-                    PGText.clean(m.senderID), PGText.clean(m.senderName), PGText.clean(m.text), at,
-                ], prepare: true)
-                let key = r.rows > 0 ? r.string(0, 1) : id
-                let stored = try db.execute(sql.messageByID, [key], prepare: true)
-                guard stored.rows > 0 else { throw StoreError("pg-append", "message \(id) was not stored") }
-                return Self.message(stored, 0)
+                try db.execute(upsert.0, upsert.1, prepare: true)
+                let r = try db.execute(insert.0, insert.1, prepare: true)
+                return try stored(try db.execute(sql.messageByID, [r.rows > 0 ? r.string(0, 1) : id], prepare: true))
             }
         }
     }
@@ -326,6 +351,7 @@ public final class PostgresStore: ChatStore {
         listener?.stop()
         await session.close()
         await reader.close()
+        await writers.close()
     }
 
     /// A row of `PGLayout.messageColumns`.

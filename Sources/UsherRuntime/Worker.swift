@@ -9,7 +9,8 @@ import Synchronization
 /// order; store errors are retried with backoff; a stop request finishes the messages in flight.
 ///
 /// Per bot, batches go through two stages: one is read (claiming its conversations) and decided
-/// while the one before it is written, its conversations left out of the read. Agent
+/// while those before it are written (up to `writesInFlight` at once), their conversations left
+/// out of the read. Agent
 /// notifications are delivered by one worker of those sharing a store (`dispatchLease`).
 public final class Worker: Sendable {
     /// Tuning knobs with sensible defaults.
@@ -18,6 +19,10 @@ public final class Worker: Sendable {
         public var batchSize = 512
         /// Conversations decided at the same time.
         public var lanes = 8
+        /// Batches being written at the same time: the next batch is read, decided and its
+        /// write started while up to this many before it are still on their way (each holds
+        /// other conversations). 1 waits for each write before starting the next.
+        public var writesInFlight = 2
         /// Decide a whole batch, then write it in one transaction (`ChatStore.commit(batch:)`);
         /// conversations whose commit conflicts fall back to one message at a time.
         public var groupCommit = true
@@ -27,10 +32,9 @@ public final class Worker: Sendable {
         /// runs out of work): moving it costs a few statements, and a read from the cursor walks
         /// the done messages after it.
         public var cursorInterval: Duration = .milliseconds(250)
-        /// While work flows, reads go on from after the last batch, and go back to the cursor at
-        /// least this often (and whenever the worker runs out of work), for what they passed
-        /// over: other workers' conversations, whose leases may have expired since, and messages
-        /// that had to wait for an earlier one.
+        /// Reads go on from after the last batch, and go back to the cursor this often, for
+        /// what they passed over: other workers' conversations, whose leases may have expired
+        /// or been released since, and messages that had to wait for an earlier one.
         public var rescanInterval: Duration = .seconds(1)
         /// The longest wait for new messages before looking again.
         public var idleWait: Duration = .milliseconds(500)
@@ -180,8 +184,9 @@ public final class Worker: Sendable {
         var cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
         // Where the next read starts: after the last batch read, or at the cursor. What the
         // reads passed over below it — other workers' conversations, a commit that must wait for
-        // an earlier message — is read again from the cursor every `rescanInterval` and before
-        // the worker waits.
+        // an earlier message — is read again from the cursor every `rescanInterval` (a read
+        // from the cursor walks every done message after it, which at a low rate cost more
+        // than the rest of the cycle).
         var floor: Int64 = 0
         var rescanned = ContinuousClock.now
         var advanced = ContinuousClock.now
@@ -192,15 +197,16 @@ public final class Worker: Sendable {
             advanced = ContinuousClock.now
             committedSinceAdvance = false
         }
-        // While one batch is written (stage two), the next is read and decided (stage one): its
+        // While batches are written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
-        var writing: Task<Bool, any Error>?
+        var writing: [(task: Task<Bool, any Error>, conversations: [String])] = []
         var inFlight = Set<String>()
+        /// Waits for the oldest write in flight (nil: none).
         func finishWriting() async throws -> Bool? {
-            guard let w = writing else { return nil }
-            writing = nil
-            inFlight = []
-            let progress = try await w.value
+            guard !writing.isEmpty else { return nil }
+            let w = writing.removeFirst()
+            let progress = try await w.task.value
+            inFlight.subtract(w.conversations)
             committedSinceAdvance = committedSinceAdvance || progress
             if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { try await advance() }
             return progress
@@ -211,16 +217,12 @@ public final class Worker: Sendable {
                     floor = 0
                     rescanned = ContinuousClock.now
                 }
+                // What a read passes over below its readThrough is another worker's (held under
+                // a lease), so it is not looked for again at once: only at the next rescan.
                 var read = try await intake(bot, after: max(cursor, floor), skipping: inFlight)
-                if read.messages.isEmpty, floor > cursor {
-                    // Nothing after the last batch: look again from the cursor.
-                    floor = 0
-                    rescanned = ContinuousClock.now
-                    read = try await intake(bot, after: cursor, skipping: inFlight)
-                }
                 var batch = read.messages
-                if batch.isEmpty, writing != nil {
-                    // Nothing to read beside the batch in flight: let it finish, then look again.
+                if batch.isEmpty, !writing.isEmpty {
+                    // Nothing to read beside the batches in flight: let the oldest finish, then look again.
                     if try await finishWriting() == false {
                         // Everything it held waits on an earlier message (or lost its lease
                         // meanwhile): wait for the store to change instead of spinning.
@@ -234,7 +236,7 @@ public final class Worker: Sendable {
                     // the wait below starts after it — the bot's own replies, written earlier, cannot
                     // wake it at once, and a message that arrived between the two reads is not waited for.
                     latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-                    read = try await intake(bot, after: cursor, skipping: [])
+                    read = try await intake(bot, after: max(cursor, floor), skipping: [])
                     batch = read.messages
                 }
                 if batch.isEmpty {
@@ -251,14 +253,14 @@ public final class Worker: Sendable {
                 lastSeen = max(lastSeen, batch.last!.seq)
                 floor = read.readThrough
                 let prepared = try await prepare(batch, states: read.states, bot)
-                _ = try await finishWriting()
-                inFlight = Set(prepared.order)
-                writing = Task { try await self.write(prepared, bot) }
+                while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
+                inFlight.formUnion(prepared.order)
+                writing.append((Task { try await self.write(prepared, bot) }, prepared.order))
             }
-            _ = try await finishWriting()
+            while try await finishWriting() != nil {}
         } catch {
             // Whatever was in flight finishes (or fails) before the error goes up.
-            _ = try? await writing?.value
+            for w in writing { _ = try? await w.task.value }
             throw error
         }
     }

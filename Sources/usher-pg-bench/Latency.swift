@@ -75,9 +75,18 @@ enum Latency {
         while decided() < Double(total) {
             if let why = failure.withLock({ $0 }) { throw BenchError("latency: the worker stopped: \(why)") }
             if clock.now > deadline {
-                let duplicates = metrics.value("usher_commits_total", ["bot": "bench", "result": "duplicate"]) ?? 0
+                let count = { (result: String) in Int(metrics.value("usher_commits_total", ["bot": "bench", "result": result]) ?? 0) }
+                // What is left, for the diagnosis: each undone message with the cursor and its lease.
+                let left = (try? server.psql("""
+                    SELECT m.seq, m.conversation_id, (SELECT seq FROM usher.cursors WHERE bot = 'bench') AS cursor,
+                           (SELECT worker || ' until ' || until FROM usher.leases AS l WHERE l.bot = 'bench' AND l.conversation_id = m.conversation_id)
+                    FROM messages AS m WHERE m.sender_type = 'customer' AND m.id LIKE 'm%'
+                      AND NOT EXISTS (SELECT 1 FROM usher.processed AS p WHERE p.bot = 'bench' AND p.message_id = m.id)
+                    ORDER BY m.seq LIMIT 10
+                    """, database: database)) ?? "?"
                 throw BenchError("latency: the worker decided \(Int(decided())) of \(total) messages in 60 s "
-                                 + "(\(Int(duplicates)) found done when tried again)")
+                                 + "(\(count("duplicate")) found done when tried again; \(count("conflict")) conflicts, "
+                                 + "\(count("outOfOrder")) out of order); undone (seq, conversation, cursor, lease):\n\(left)")
             }
             try await Task.sleep(for: .milliseconds(5))
         }

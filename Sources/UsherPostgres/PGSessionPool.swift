@@ -1,0 +1,29 @@
+import Synchronization
+
+/// A few sessions for commits, so that a worker can write its next batch while the last one is
+/// still on its way (`Worker.Options.writesInFlight`). A call takes the session with the fewest
+/// calls running or queued on it; each session connects on its first call, so sessions never
+/// used cost nothing.
+final class PGSessionPool: Sendable {
+    private let sessions: [PGSession]
+    private let users: Mutex<[Int]>
+
+    init(count: Int, make: (Int) -> PGSession) {
+        sessions = (0..<max(1, count)).map(make)
+        users = Mutex(Array(repeating: 0, count: sessions.count))
+    }
+
+    func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        let i = users.withLock { u in
+            let i = u.indices.min { u[$0] < u[$1] }!
+            u[i] += 1
+            return i
+        }
+        defer { users.withLock { $0[i] -= 1 } }
+        return try await sessions[i].run(body)
+    }
+
+    func close() async {
+        for s in sessions { await s.close() }
+    }
+}
