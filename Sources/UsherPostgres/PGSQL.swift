@@ -31,8 +31,9 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 cursor, $2 bot, $3 limit, $4 worker, $5 lease end (epoch seconds), $6 seconds, $7
-    /// conversations to skip (text[]: the worker's batch in flight): `pending` and `claim` in one
-    /// statement. The oldest pending messages of conversations no other live
+    /// conversations to skip (text[]: the worker's batch in flight), $8 and $9 the share (count
+    /// and index; `shareSlot`): `pending` and `claim` in one statement. The oldest pending
+    /// messages of the share's conversations that no other live
     /// worker holds; the leases among them that are not this worker's for at least $6 more
     /// seconds are taken (inserted in a fixed order; free or expired ones taken over, one another
     /// worker took meanwhile left alone), and the messages of the conversations the worker now
@@ -49,6 +50,7 @@ package struct PGSQL: Sendable {
                 FROM \(l.messagesJoined)
                 WHERE m.\(l.mSeq) > $1::int8 AND \(l.inbound) AND \(undone(bot: "$2"))
                   AND m.\(l.mConversation)::text NOT IN (SELECT unnest($7::text[]))   -- a hashed subplan, not a scan per row
+                  AND ($8::int4 <= 1 OR \(Self.shareSlot("m.\(l.mConversation)::text", count: "$8::int4")) = $9::int4)
                   AND NOT EXISTS (SELECT 1 FROM \(u).leases AS h
                                   WHERE h.bot = $2 AND h.conversation_id = m.\(l.mConversation)::text AND h.worker <> $4
                                     AND h.until > clock_timestamp())
@@ -113,7 +115,8 @@ package struct PGSQL: Sendable {
             SELECT prev FROM (
                 SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, (SELECT seq FROM cur)) OVER (ORDER BY m.\(l.mSeq)) AS prev
                 FROM \(l.messages) AS m WHERE m.\(l.mSeq) > (SELECT seq FROM cur) AND m.\(l.mSeq) <= (SELECT seq FROM target) + 1
-            ) AS t WHERE t.seq > t.prev + 1 ORDER BY t.prev LIMIT 100)::text
+            ) AS t WHERE t.seq > t.prev + 1 ORDER BY t.prev LIMIT 100)::text,
+            pg_snapshot_xmin(pg_current_snapshot())::text::int8, pg_snapshot_xmax(pg_current_snapshot())::text::int8
         """
     }
 
@@ -343,7 +346,29 @@ package struct PGSQL: Sendable {
         """
     }
 
-    package var release: String { "DELETE FROM \(u).leases WHERE bot = $1 AND worker = $2" }
+    /// $1 bot, $2 worker, $3 conversations to keep (text[]).
+    package var release: String {
+        "DELETE FROM \(u).leases WHERE bot = $1 AND worker = $2 AND conversation_id <> ALL($3::text[])"
+    }
+
+    /// $1 group, $2 worker, $3 until (epoch): the worker's row in `leases` (the group as bot,
+    /// the worker as conversation and holder), then the group's live rows.
+    package var members: String {
+        """
+        WITH me AS (
+            INSERT INTO \(u).leases (bot, conversation_id, worker, until) VALUES ($1, $2, $2, to_timestamp($3::float8))
+            ON CONFLICT (bot, conversation_id) DO UPDATE SET worker = excluded.worker, until = excluded.until
+            RETURNING conversation_id)
+        SELECT w FROM (SELECT conversation_id FROM \(u).leases WHERE bot = $1 AND until > clock_timestamp() AND conversation_id <> $2
+                       UNION SELECT conversation_id FROM me) AS t(w)
+        ORDER BY w COLLATE "C"
+        """
+    }
+
+    /// The share a conversation falls in, of `count` (`Share`): the same in every session.
+    static func shareSlot(_ conversation: String, count: String) -> String {
+        "((hashtext(\(conversation))::int8 & 2147483647) % \(count))"
+    }
 
     // MARK: backend side
 

@@ -39,7 +39,19 @@ public final class PostgresStore: ChatStore {
     /// Where commits go (`Options.commitSessions`).
     private let writers: PGSessionPool
     private let listener: PGListener?
-    private let gaps = Mutex<[Int64: ContinuousClock.Instant]>([:])
+    /// Holes in the sequence the cursor has met (by the seq below each): when first seen, and
+    /// the transaction-id horizon at a later look (`Gap.horizon`).
+    private let gaps = Mutex<[Int64: Gap]>([:])
+
+    private struct Gap {
+        var first: ContinuousClock.Instant
+        /// `pg_snapshot_xmax` at a look at least `settle` after the first: the transaction that
+        /// took the number had its id by then, below this. Once every transaction below it has
+        /// ended (the snapshot's xmin reached it) and the hole is still there, that transaction
+        /// rolled back: the number never fills.
+        var horizon: Int64?
+        static let settle: Duration = .milliseconds(100)
+    }
     private let quarantined = Atomic<Int>(0)
 
     /// Connects, checks the mapping against the database (`MappingMismatch` names what is
@@ -94,12 +106,12 @@ public final class PostgresStore: ChatStore {
     /// One statement (`PGSQL.claimPending`); the database's leases decide what this worker
     /// holds, so `holds` is not asked: a lease is renewed once less than half of it is left.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake {
+                             skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
         let q = sql.claimPending
         let skip = PGText.array(skipping.sorted())
         let (messages, texts, through) = try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
-                                       String(max(0, until.timeIntervalSinceNow / 2)), skip],
+                                       String(max(0, until.timeIntervalSinceNow / 2)), skip, String(share.count), String(share.index)],
                                    prepare: true)
             var texts: [String: String] = [:]
             let messages = (0..<r.rows).map { i in
@@ -153,13 +165,14 @@ public final class PostgresStore: ChatStore {
     }
 
     /// Moves the cursor just below the oldest inbound message not done (else to the newest
-    /// message), but never past a hole younger than `gapTimeout`.
+    /// message), but never past a hole a transaction may still fill: one whose transaction may
+    /// still run (see `Gap`), and younger than `gapTimeout`.
     public func advanceCursor(bot: String) async throws {
         let q = sql.cursorTarget
-        let (current, candidate, holes) = try await session.run { db -> (Int64, Int64, [Int64]) in
+        let (current, candidate, holes, xmin, xmax) = try await session.run { db -> (Int64, Int64, [Int64], Int64, Int64) in
             let r = try db.execute(q, [bot], prepare: true)
             let holes = r.string(0, 2).dropFirst().dropLast().split(separator: ",").compactMap { Int64($0) }
-            return (r.int64(0, 0), r.int64(0, 1), holes)
+            return (r.int64(0, 0), r.int64(0, 1), holes, r.int64(0, 3), r.int64(0, 4))
         }
         guard candidate > current else { return }
         let now = ContinuousClock.now
@@ -167,9 +180,11 @@ public final class PostgresStore: ChatStore {
         let target = gaps.withLock { seen -> Int64 in
             var target = candidate
             for hole in holes {
-                let first = seen[hole] ?? now
-                seen[hole] = first
-                if now - first < timeout {
+                var gap = seen[hole] ?? Gap(first: now)
+                let rolledBack = gap.horizon.map { xmin >= $0 } ?? false
+                if gap.horizon == nil, now - gap.first >= Gap.settle { gap.horizon = xmax }
+                seen[hole] = gap
+                if !rolledBack && now - gap.first < timeout {
                     target = hole
                     break
                 }
@@ -255,9 +270,20 @@ public final class PostgresStore: ChatStore {
         }
     }
 
-    public func release(bot: String, worker: String) async throws {
+    public func release(bot: String, worker: String, keeping: Set<String>) async throws {
         let q = sql.release
-        try await session.run { db in _ = try db.execute(q, [bot, worker], prepare: true) }
+        let kept = PGText.array(keeping.sorted())
+        try await session.run { db in _ = try db.execute(q, [bot, worker, kept], prepare: true) }
+    }
+
+    /// Shares are taken in SQL (`PGSQL.shareSlot`, PostgreSQL's `hashtext`), not by
+    /// `Share.contains`.
+    public func members(group: String, worker: String, until: Date) async throws -> [String] {
+        let q = sql.members
+        return try await session.run { db in
+            let r = try db.execute(q, [group, worker, String(until.timeIntervalSince1970)], prepare: true)
+            return (0..<r.rows).map { r.string($0, 0) }
+        }
     }
 
     // MARK: backend side

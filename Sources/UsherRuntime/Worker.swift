@@ -36,6 +36,10 @@ public final class Worker: Sendable {
         /// what they passed over: other workers' conversations, whose leases may have expired
         /// or been released since, and messages that had to wait for an earlier one.
         public var rescanInterval: Duration = .seconds(1)
+        /// How often a worker says it is alive to the others sharing its store (`ChatStore.members`)
+        /// and looks who else is: a worker that joins gets its share within about this long. One
+        /// silent for four of these counts as gone, and the others split its share.
+        public var memberInterval: Duration = .milliseconds(250)
         /// The longest wait for new messages before looking again.
         public var idleWait: Duration = .milliseconds(500)
         /// First and longest delay between retries of a failing store operation.
@@ -64,6 +68,8 @@ public final class Worker: Sendable {
     /// again each batch).
     private let leases = Locked<[String: Date]>([:])
     private let caughtUp = Atomic<Int>(0)
+    /// Each bot's share of its conversations among the workers reading it (`heartbeat`).
+    private let shares = Locked<[String: Share]>([:])
 
     public init(store: any ChatStore, bots: [BotRuntime], workerID: String = "worker-\(ProcessInfo.processInfo.processIdentifier)",
                 options: Options = .init(), metrics: Metrics = Metrics(), log: Logger = Logger(),
@@ -93,12 +99,17 @@ public final class Worker: Sendable {
     /// Runs until `requestStop()` (or the task is cancelled); then releases its leases.
     public func run() async throws {
         log.info("worker-start", ["worker": workerID, "bots": bots.map(\.id).joined(separator: ",")])
+        try await beat()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for bot in bots { group.addTask { try await self.follow(bot) } }
             group.addTask { try await self.dispatchNotifications() }
+            group.addTask { try await self.heartbeat() }
             try await group.waitForAll()
         }
-        for bot in bots { try? await store.release(bot: bot.id, worker: workerID) }
+        for bot in bots {
+            try? await store.release(bot: bot.id, worker: workerID)
+            try? await store.release(bot: Self.membersGroup(bot.id), worker: workerID)
+        }
         try? await store.release(bot: Self.dispatchLease.bot, worker: workerID)
         log.info("worker-stop", ["worker": workerID])
     }
@@ -173,6 +184,35 @@ public final class Worker: Sendable {
         }
     }
 
+    // MARK: - Sharing a store
+
+    /// The group (`ChatStore.members`) of the workers reading `bot`'s conversations.
+    static func membersGroup(_ bot: String) -> String { "usher:workers:" + bot }
+
+    /// Says every `memberInterval` that this worker is alive, and takes each bot's share anew.
+    private func heartbeat() async throws {
+        while !isStopping && !Task.isCancelled {
+            let until = ContinuousClock.now + options.memberInterval
+            while ContinuousClock.now < until && !isStopping { try? await Task.sleep(for: .milliseconds(50)) }
+            if isStopping { break }
+            try await beat()
+        }
+    }
+
+    private func beat() async throws {
+        let until = clock().addingTimeInterval(4 * Self.seconds(options.memberInterval))
+        for bot in bots {
+            let members = try await retrying(bot, "members") {
+                try await self.store.members(group: Self.membersGroup(bot.id), worker: self.workerID, until: until)
+            }
+            let share = Share(of: workerID, among: members)
+            let old = shares.withLock { $0.updateValue(share, forKey: bot.id) }
+            if let old, old != share {
+                log.info("share", ["bot": bot.id, "worker": workerID, "share": share.description, "workers": members.count])
+            }
+        }
+    }
+
     // MARK: - The loop of one bot
 
     private func follow(_ bot: BotRuntime) async throws {
@@ -201,6 +241,7 @@ public final class Worker: Sendable {
         // conversations are not those in flight, so it needs nothing from the writes.
         var writing: [(task: Task<Bool, any Error>, conversations: [String])] = []
         var inFlight = Set<String>()
+        var share = shares.withLock { $0[bot.id] } ?? .all
         /// Waits for the oldest write in flight (nil: none).
         func finishWriting() async throws -> Bool? {
             guard !writing.isEmpty else { return nil }
@@ -213,13 +254,24 @@ public final class Worker: Sendable {
         }
         do {
             while !isStopping && !Task.isCancelled {
+                if let now = shares.withLock({ $0[bot.id] }), now != share {
+                    // Workers came or went. What this worker holds goes at once to whoever's
+                    // share it is now (its own, it claims again); what it is writing, once written.
+                    share = now
+                    let keeping = inFlight
+                    try await retrying(bot, "release") { try await self.store.release(bot: bot.id, worker: self.workerID, keeping: keeping) }
+                    let prefix = bot.id + "\u{0}"
+                    leases.withLock { l in l = l.filter { !$0.key.hasPrefix(prefix) || keeping.contains(String($0.key.dropFirst(prefix.count))) } }
+                    floor = 0
+                    rescanned = ContinuousClock.now
+                }
                 if ContinuousClock.now - rescanned >= options.rescanInterval {
                     floor = 0
                     rescanned = ContinuousClock.now
                 }
                 // What a read passes over below its readThrough is another worker's (held under
                 // a lease), so it is not looked for again at once: only at the next rescan.
-                var read = try await intake(bot, after: max(cursor, floor), skipping: inFlight)
+                var read = try await intake(bot, after: max(cursor, floor), skipping: inFlight, share: share)
                 var batch = read.messages
                 if batch.isEmpty, !writing.isEmpty {
                     // Nothing to read beside the batches in flight: let the oldest finish, then look again.
@@ -236,7 +288,7 @@ public final class Worker: Sendable {
                     // the wait below starts after it — the bot's own replies, written earlier, cannot
                     // wake it at once, and a message that arrived between the two reads is not waited for.
                     latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-                    read = try await intake(bot, after: max(cursor, floor), skipping: [])
+                    read = try await intake(bot, after: max(cursor, floor), skipping: [], share: share)
                     batch = read.messages
                 }
                 if batch.isEmpty {
@@ -268,7 +320,7 @@ public final class Worker: Sendable {
     /// The next batch: pending messages of conversations this worker holds, claiming those it
     /// does not hold for at least half a lease yet (a claim is a write, and most batches
     /// continue conversations already held), leaving out the conversations of the batch in flight.
-    private func intake(_ bot: BotRuntime, after cursor: Int64, skipping: Set<String>) async throws -> Intake {
+    private func intake(_ bot: BotRuntime, after cursor: Int64, skipping: Set<String>, share: Share) async throws -> Intake {
         let now = clock()
         let until = now.addingTimeInterval(options.lease)
         let fresh = now.addingTimeInterval(options.lease / 2)
@@ -276,7 +328,7 @@ public final class Worker: Sendable {
         let leases = leases
         let intake = try await retrying(bot, "pending") {
             try await self.store.claimPending(bot: bot.id, after: cursor, limit: self.options.batchSize, worker: self.workerID,
-                                             until: until, skipping: skipping,
+                                             until: until, skipping: skipping, share: share,
                                              holds: { c in leases.withLock { ($0[prefix + c] ?? .distantPast) > fresh } })
         }
         leases.withLock { l in

@@ -40,7 +40,7 @@ enum Query: Int, CaseIterable {
         case .updateState: StoreSQL.updateState
         case .insertState: StoreSQL.insertState
         case .claim: StoreSQL.claim
-        case .release_: "DELETE FROM leases WHERE bot = ?1 AND worker = ?2"
+        case .release_: "DELETE FROM leases WHERE bot = ?1 AND worker = ?2 AND conversation_id NOT IN (SELECT value FROM json_each(?3))"
         case .upsertConversationOnAppend: StoreSQL.upsertConversationOnAppend
         case .insertMessage: StoreSQL.insertMessage
         case .messageByID: "SELECT \(StoreSQL.messageColumns) FROM messages WHERE id = ?1"

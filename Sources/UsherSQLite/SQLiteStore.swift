@@ -443,12 +443,16 @@ public final class SQLiteStore: ChatStore {
         }
     }
 
-    public func release(bot: String, worker: String) async throws {
+    public func release(bot: String, worker: String, keeping: Set<String>) async throws {
+        var w = JSONWriter(capacity: 2 + keeping.count * 16)
+        w.stringArray(keeping.sorted())
+        let kept = w.bytes
         try await perform { db in
             let s = try db.statement(.release_)
             defer { s.reset() }
             s.bind(1, bot)
             s.bind(2, worker)
+            kept.withUnsafeBufferPointer { s.bind(3, bytes: $0) }
             _ = try s.step()
         }
     }

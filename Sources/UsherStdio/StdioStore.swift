@@ -107,7 +107,9 @@ public final class StdioStore: ChatStore {
         try await database.claim(bot: bot, conversations: conversations, worker: worker, until: until)
     }
 
-    public func release(bot: String, worker: String) async throws { try await database.release(bot: bot, worker: worker) }
+    public func release(bot: String, worker: String, keeping: Set<String>) async throws {
+        try await database.release(bot: bot, worker: worker, keeping: keeping)
+    }
 
     @discardableResult
     public func append(_ message: NewMessage) async throws -> StoredMessage { try await database.append(message) }

@@ -46,11 +46,21 @@ public protocol ChatStore: Sendable {
     /// that on their own). Stores that can read and claim in one statement do (PostgreSQL: so
     /// that workers sharing a database read disjoint conversations); the default is `pending`,
     /// then `claim` of what `holds` does not cover.
+    ///
+    /// With a `share` other than `.all`, only conversations in that share are read (workers
+    /// sharing a store split the conversations between them, see `members`).
     func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                      skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake
+                      skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake
 
-    /// Gives up `worker`'s leases (on shutdown).
-    func release(bot: String, worker: String) async throws
+    /// The workers of `group` alive now, sorted, `worker` among them: it says it is alive until
+    /// `until` (a worker calls it again well before). Workers reading the same bot's
+    /// conversations split them by their place in this list (`Share`). Stores without it
+    /// answer `[worker]`: every worker reads every conversation, and leases keep them apart.
+    func members(group: String, worker: String, until: Date) async throws -> [String]
+
+    /// Gives up `worker`'s leases (on shutdown, or when its share changed), except those of the
+    /// conversations in `keeping` (its batches in flight).
+    func release(bot: String, worker: String, keeping: Set<String>) async throws
 
     /// Writes a message as a backend would.
     @discardableResult
@@ -89,6 +99,21 @@ public protocol ChatStore: Sendable {
 }
 
 extension ChatStore {
+    /// Every conversation, no share (one worker, or a store whose workers do not split).
+    public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
+                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake {
+        try await claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
+                               share: .all, holds: holds)
+    }
+
+    /// Gives up all of `worker`'s leases.
+    public func release(bot: String, worker: String) async throws {
+        try await release(bot: bot, worker: worker, keeping: [])
+    }
+
+    /// Alone: this store does not keep track of workers.
+    public func members(group: String, worker: String, until: Date) async throws -> [String] { [worker] }
+
     /// One `state(bot:conversation:)` per conversation.
     public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
         var out: [String: ConversationState] = [:]
@@ -101,10 +126,11 @@ extension ChatStore {
     /// `pending` then `claim`. Sequence numbers here commit in order (one writer at a time), so
     /// the read covers everything up to the last message it returned.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake {
+                             skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
         // The batch in flight is usually the head of what is pending: read past it.
-        let read = try await pending(bot: bot, after: cursor, limit: skipping.isEmpty ? limit : 2 * limit)
-        let kept = skipping.isEmpty ? read : read.filter { !skipping.contains($0.conversationID) }
+        let read = try await pending(bot: bot, after: cursor, limit: skipping.isEmpty && share == .all ? limit : 2 * limit)
+        let kept = skipping.isEmpty && share == .all ? read
+            : read.filter { !skipping.contains($0.conversationID) && share.contains($0.conversationID) }
         let batch = Array(kept.prefix(limit))
         var seen = Set<String>()
         let wanted = batch.map(\.conversationID).filter { !holds($0) && seen.insert($0).inserted }
@@ -123,6 +149,39 @@ extension ChatStore {
         for c in batch { results.append(try await commit(c)) }
         return results
     }
+}
+
+/// Which of a bot's conversations a worker reads when workers share a store: those whose
+/// slot (a hash of the conversation id, modulo `count`) is `index`. A worker's share is its place
+/// among the live workers (`ChatStore.members`). Shares only save work: leases and the commit's
+/// checks keep conversations apart while workers disagree about them, as when one has just
+/// joined or died.
+public struct Share: Sendable, Hashable, CustomStringConvertible {
+    public var index: Int
+    public var count: Int
+    public static let all = Share(index: 0, count: 1)
+
+    public init(index: Int, count: Int) {
+        self.count = max(1, count)
+        self.index = min(max(0, index), self.count - 1)
+    }
+
+    /// `worker`'s share among `members` (sorted): `.all` when it is not among them.
+    public init(of worker: String, among members: [String]) {
+        guard let i = members.firstIndex(of: worker) else { self = .all; return }
+        self.init(index: i, count: members.count)
+    }
+
+    /// Whether `conversation` is in this share, by FNV-1a of its UTF-8 (stores that filter in
+    /// SQL use their own hash, the same for all their workers).
+    public func contains(_ conversation: String) -> Bool {
+        guard count > 1 else { return true }
+        var h: UInt32 = 2_166_136_261
+        for b in conversation.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
+        return Int(h & 0x7fff_ffff) % count == index
+    }
+
+    public var description: String { "\(index + 1)/\(count)" }
 }
 
 /// What a worker's read (`ChatStore.claimPending`) returns.

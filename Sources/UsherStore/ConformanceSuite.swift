@@ -19,6 +19,7 @@ public struct ConformanceSuite: Sendable {
     public static let checks = [
         "ordering", "equal-timestamps", "redelivery", "duplicate-commit", "compare-and-set",
         "per-conversation-order", "racing-commits", "crash-between-steps", "cursor", "leases", "claim-pending",
+        "shares",
         "inbox", "notifications", "close-events", "transcript", "idempotent-append", "agent-overtakes",
     ]
 
@@ -41,6 +42,7 @@ public struct ConformanceSuite: Sendable {
             case "cursor": try await cursor(store, expect)
             case "leases": try await leases(store, expect)
             case "claim-pending": try await claimPending(store, expect)
+            case "shares": try await shares(store, expect)
             case "inbox": try await inbox(store, expect)
             case "notifications": try await notifications(store, expect)
             case "close-events": try await closeEvents(store, expect)
@@ -247,6 +249,32 @@ public struct ConformanceSuite: Sendable {
         expect(skipped.map(\.id) == [x2.id], "conversations in flight are skipped: \(skipped.map(\.text))")
         expect(skippedRead.readThrough < y1.seq,
                "a read does not cover a message it skipped as in flight: \(skippedRead.readThrough) ≥ \(y1.seq)")
+    }
+
+    /// Two workers reading shares 1/2 and 2/2 read every conversation once between them; a
+    /// release keeps what it is told to; `members` lists the caller among the live workers.
+    private func shares(_ store: any ChatStore, _ expect: Expect) async throws {
+        let until = Date().addingTimeInterval(30)
+        let bot = Self.bot.id
+        var all: [String] = []
+        for i in 0..<12 { all.append(try await customer(store, "s\(i)", "\(i)").id) }
+        func read(_ worker: String, _ share: Share) async throws -> [StoredMessage] {
+            try await store.claimPending(bot: bot, after: 0, limit: 100, worker: worker, until: until, skipping: [], share: share,
+                                         holds: { _ in false }).messages
+        }
+        let a = try await read("A", Share(index: 0, count: 2))
+        let b = try await read("B", Share(index: 1, count: 2))
+        expect(Set(a.map(\.id)).isDisjoint(with: b.map(\.id)), "the shares are disjoint: \(a.map(\.text)) and \(b.map(\.text))")
+        expect((a + b).map(\.id).sorted() == all.sorted(), "the shares cover every conversation: \(a.map(\.text)) and \(b.map(\.text))")
+        expect(a.map(\.seq) == a.map(\.seq).sorted(), "a share is read in order")
+        // A gives up all it holds but one; B, reading everything now, gets the rest.
+        guard let kept = a.first?.conversationID else { return expect(false, "share 1/2 of 12 conversations is empty") }
+        try await store.release(bot: bot, worker: "A", keeping: [kept])
+        let after = try await read("B", .all)
+        expect(Set(after.map(\.conversationID)) == Set(all.indices.map { "s\($0)" }).subtracting([kept]),
+               "after A's release B gets all but the one A kept (\(kept)): \(after.map(\.conversationID))")
+        let members = try await store.members(group: "usher:workers:" + bot, worker: "A", until: until)
+        expect(members.contains("A") && members == members.sorted(), "members lists the caller, sorted: \(members)")
     }
 
     private func leases(_ store: any ChatStore, _ expect: Expect) async throws {

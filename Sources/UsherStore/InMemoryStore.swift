@@ -131,9 +131,10 @@ public final class InMemoryStore: ChatStore {
         }
     }
 
-    public func release(bot: String, worker: String) async throws {
+    public func release(bot: String, worker: String, keeping: Set<String>) async throws {
         try locked { d in
-            for (k, v) in d.leases where v.worker == worker && k.hasPrefix(bot + "\u{0}") { d.leases[k] = nil }
+            for (k, v) in d.leases where v.worker == worker && k.hasPrefix(bot + "\u{0}")
+                && !keeping.contains(String(k.dropFirst(bot.count + 1))) { d.leases[k] = nil }
         }
     }
 

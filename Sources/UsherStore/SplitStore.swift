@@ -28,11 +28,16 @@ public final class SplitStore: ChatStore {
         try await any.claim(bot: bot, conversations: conversations, worker: worker, until: until)
     }
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake {
+                             skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
         try await any.claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
-                                   holds: holds)
+                                   share: share, holds: holds)
     }
-    public func release(bot: String, worker: String) async throws { try await any.release(bot: bot, worker: worker) }
+    public func members(group: String, worker: String, until: Date) async throws -> [String] {
+        try await any.members(group: group, worker: worker, until: until)
+    }
+    public func release(bot: String, worker: String, keeping: Set<String>) async throws {
+        try await any.release(bot: bot, worker: worker, keeping: keeping)
+    }
     public func append(_ message: NewMessage) async throws -> StoredMessage { try await any.append(message) }
     public func transcript(conversation: String) async throws -> [StoredMessage] { try await any.transcript(conversation: conversation) }
     public func inbox(bot: String) async throws -> [InboxEntry] { try await any.inbox(bot: bot) }

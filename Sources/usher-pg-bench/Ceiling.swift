@@ -37,10 +37,12 @@ struct Ceiling {
     let bot: BotRuntime
     let batchSize: Int
 
-    /// The statements of the worker batch made of messages `range` of the backlog.
-    func statements(_ range: Range<Int>, worker: String, until: Date, now: Date) -> [Statement] {
+    /// The statements of the worker batch made of backlog messages `indices` (of `share`), the
+    /// batch before it (same share) being `previous`.
+    func statements(_ indices: ArraySlice<Int>, previous: ArraySlice<Int>, share: Share, worker: String, until: Date,
+                    now: Date) -> [Statement] {
         let sql = backlog.sql
-        let messages = range.map(backlog.message)
+        let messages = indices.map(backlog.message)
         var order: [String] = []
         var byConversation: [String: [StoredMessage]] = [:]
         for m in messages {
@@ -49,15 +51,12 @@ struct Ceiling {
         }
         var out: [Statement] = []
         // Worker.intake: the batch read and claimed (PostgresStore.claimPending), from a cursor
-        // just below it, skipping the conversations of the batch before (the worker's batch in
-        // flight).
-        var inFlight = Set<String>()
-        if range.lowerBound >= batchSize {
-            for i in (range.lowerBound - batchSize)..<range.lowerBound { inFlight.insert(backlog.message(i).conversationID) }
-        }
+        // just below it, in the client's share, skipping the conversations of the batch before
+        // (the worker's batch in flight).
+        let inFlight = Set(previous.map { backlog.message($0).conversationID })
         out.append(Statement(sql: sql.claimPending, params: [
             String(messages[0].seq - 1), bot.id, String(batchSize), worker, String(until.timeIntervalSince1970),
-            String(until.timeIntervalSince(now) / 2), Arr.text(inFlight.sorted()),
+            String(until.timeIntervalSince(now) / 2), Arr.text(inFlight.sorted()), String(share.count), String(share.index),
         ]))
         // Worker.prepare: the states came with the batch; every message decided in memory.
         var batch: [Commit] = []
@@ -203,12 +202,27 @@ struct Ceiling {
         var fetchOnly: String
     }
 
-    func script(worker: String) throws -> Script {
-        let batches = backlog.count / batchSize
-        guard batches > 0 else { throw BenchError("the backlog is smaller than one batch") }
+    /// The script for `clients` clients: client c works through the backlog messages of share c
+    /// of `clients` (as worker c of as many would), `slot` giving each conversation's
+    /// `hashtext(id)::int8 & 2147483647` (`PGSQL.shareSlot`) as the server computes it. Batch k
+    /// is client k % clients's (k / clients)th.
+    func script(worker: String, clients: Int, slot: [String: Int64]) throws -> Script {
+        var byShare: [[Int]] = Array(repeating: [], count: clients)
+        for i in 0..<backlog.count {
+            let c = clients == 1 ? 0 : Int(slot[backlog.message(i).conversationID, default: 0] % Int64(clients))
+            byShare[c].append(i)
+        }
+        let perClient = byShare.map { $0.count / batchSize }.min() ?? 0
+        guard perClient > 0 else { throw BenchError("the backlog is smaller than one batch per client") }
+        let batches = perClient * clients
         let until = Date().addingTimeInterval(3600)
         let now = Date()
-        let all = (0..<batches).map { statements($0 * batchSize..<($0 + 1) * batchSize, worker: worker, until: until, now: now) }
+        let all = (0..<batches).map { k in
+            let (n, c) = (k / clients, k % clients)
+            return statements(byShare[c][n * batchSize..<(n + 1) * batchSize],
+                              previous: n == 0 ? [] : byShare[c][(n - 1) * batchSize..<n * batchSize],
+                              share: Share(index: c, count: clients), worker: worker, until: until, now: now)
+        }
         let shape = all[0].map(\.sql)
         guard all.allSatisfy({ $0.map(\.sql) == shape }) else { throw BenchError("batches of different shapes") }
         // A variable per (statement, parameter); constant across batches → -D, else a column.

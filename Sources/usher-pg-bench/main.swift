@@ -131,7 +131,17 @@ func main() async throws {
         let started = ContinuousClock.now
         let backlog = try Backlog.create(server, count: messages, sql: sql)
         let ceiling = Ceiling(backlog: backlog, bot: bot, batchSize: batchSize)
-        let script = try ceiling.script(worker: "pgbench")
+        // Each conversation's share slot as the server computes it (PGSQL.shareSlot): pgbench's
+        // client c of w works through share c of w, as worker c of w does.
+        var slot: [String: Int64] = [:]
+        for line in try server.psql("SELECT id, hashtext(id)::int8 & 2147483647 FROM conversations WHERE id LIKE 'c%'",
+                                    database: Backlog.template).split(separator: "\n") {
+            let f = line.split(separator: "\t")
+            if f.count == 2, let v = Int64(f[1]) { slot[String(f[0])] = v }
+        }
+        var scripts: [Int: Ceiling.Script] = [:]
+        for w in Set(workerCounts + [1]) { scripts[w] = try ceiling.script(worker: "pgbench", clients: w, slot: slot) }
+        let script = scripts[1]!
         if let scriptPath {
             var text = script.text
             text += "\n-- -D definitions (values every batch shares):\n"
@@ -143,8 +153,10 @@ func main() async throws {
             print("pgbench script written to \(scriptPath)")
         }
         let pgTemplate = "usher_backlog_pgbench"
-        try server.copy(Backlog.template, to: pgTemplate)
-        try Ceiling.load(script, into: pgTemplate, server)
+        for (w, script) in scripts {
+            try server.copy(Backlog.template, to: pgTemplate + "_\(w)")
+            try Ceiling.load(script, into: pgTemplate + "_\(w)", server)
+        }
         let statements = script.text.split(separator: "\n").filter { $0.hasSuffix(";") }.count
         print("backlog: \(fmt(Double(messages))) messages in \(fmt(Double((messages + 3) / 4))) conversations of 4 "
               + "(\(fmt(seconds(ContinuousClock.now - started), 1)) s to build); pgbench: \(script.batches) batches of "
@@ -163,9 +175,10 @@ func main() async throws {
                 server.drop(db)
                 // pgbench on the same batches (whole batches, split evenly between the clients).
                 let pdb = "usher_pgbench"
-                try server.copy(pgTemplate, to: pdb)
+                try server.copy(pgTemplate + "_\(w)", to: pdb)
                 try server.checkpoint()
                 try Profile.reset(server)
+                let script = scripts[w]!
                 let perClient = script.batches / w
                 let (tps, pgCPU) = try Ceiling.pgbench(server, script: script.text, constants: script.constants, database: pdb,
                                                    clients: w, perClient: perClient)
@@ -197,10 +210,10 @@ func main() async throws {
         }
         if args.contains("--keep") {
             // Debugging: leave the server and the template databases for psql, until killed.
-            print("--keep: server at \(server.server.directory) (databases \(Backlog.template), \(pgTemplate))")
+            print("--keep: server at \(server.server.directory) (databases \(Backlog.template), \(pgTemplate)_<clients>)")
             while true { try await Task.sleep(for: .seconds(3600)) }
         }
-        server.drop(pgTemplate)
+        for w in scripts.keys { server.drop(pgTemplate + "_\(w)") }
         server.drop(Backlog.template)
     }
 

@@ -133,6 +133,60 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A hole a rolled-back insert left is passed once every transaction that was running when
+    /// it was seen has ended — not after `gapTimeout` — while one an open transaction holds is
+    /// not, however often the cursor looks.
+    @Test func theCursorPassesARolledBackHoleSoon() async throws {
+        let url = try TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let first = try await customer(store, "a", "first")
+        _ = try await reply(store, first, "ok")
+        let slow = try PGConnection(url)
+        try slow.script("INSERT INTO conversations (id) VALUES ('z')")
+        try slow.script("BEGIN; INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('gone', 'z', 'customer', 'x'); ROLLBACK")
+        let later = try await customer(store, "b", "after the rolled-back one")
+        _ = try await reply(store, later, "ok")
+        func advance() async throws -> Int64 {
+            for _ in 0..<3 {
+                try await store.advanceCursor(bot: Self.bot.id)
+                try await Task.sleep(for: .milliseconds(150))
+            }
+            return try await store.cursor(bot: Self.bot.id)
+        }
+        let passed = try await advance()
+        #expect(passed >= later.seq, "past the rolled-back hole (cursor \(passed), message after it \(later.seq))")
+        let open = try PGConnection(url)
+        try open.script("BEGIN")
+        try open.execute("INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('late', 'z', 'customer', 'late')")
+        let last = try await customer(store, "c", "after the open one")
+        _ = try await reply(store, last, "ok")
+        let cursor = try await advance()
+        #expect(cursor < last.seq - 1, "not past the open transaction's number (cursor \(cursor))")
+        try open.script("COMMIT")
+        #expect(try await store.pending(bot: Self.bot.id, after: cursor, limit: 10).map(\.id) == ["late"])
+        try await store.close()
+    }
+
+    /// Workers say they are alive until a time; one that stops saying so drops out of the list
+    /// (and the others split its share), as does one that leaves; groups are apart.
+    @Test func membersComeAndGo() async throws {
+        let url = try TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let group = "usher:workers:support"
+        let later = Date().addingTimeInterval(30)
+        #expect(try await store.members(group: group, worker: "b", until: later) == ["b"])
+        #expect(try await store.members(group: group, worker: "a", until: later) == ["a", "b"])
+        _ = try await store.members(group: group, worker: "c", until: Date().addingTimeInterval(0.3))
+        #expect(try await store.members(group: group, worker: "a", until: later) == ["a", "b", "c"])
+        #expect(try await store.members(group: "usher:workers:other", worker: "z", until: later) == ["z"])
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await store.members(group: group, worker: "a", until: later) == ["a", "b"], "c went silent")
+        try await store.release(bot: group, worker: "b")
+        #expect(try await store.members(group: group, worker: "a", until: later) == ["a"], "b left")
+        #expect(Share(of: "a", among: ["a", "b"]) == Share(index: 0, count: 2))
+        try await store.close()
+    }
+
     /// A reply the database refuses (too long for the helpdesk's column): that message is marked
     /// done with the reason — not retried forever — and the conversations behind it go on.
     @Test func aMessageTheDatabaseRefusesIsQuarantined() async throws {
