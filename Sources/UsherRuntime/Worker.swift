@@ -242,12 +242,26 @@ public final class Worker: Sendable {
         var writing: [(task: Task<Bool, any Error>, conversations: [String])] = []
         var inFlight = Set<String>()
         var share = shares.withLock { $0[bot.id] } ?? .all
+        // Writes in flight when the share last changed: once they are written, their
+        // conversations' leases go too (else a conversation now in another's share would wait
+        // for its lease to run out).
+        var releaseOnceWritten = 0
+        func release() async throws {
+            let keeping = inFlight
+            try await retrying(bot, "release") { try await self.store.release(bot: bot.id, worker: self.workerID, keeping: keeping) }
+            let prefix = bot.id + "\u{0}"
+            leases.withLock { l in l = l.filter { !$0.key.hasPrefix(prefix) || keeping.contains(String($0.key.dropFirst(prefix.count))) } }
+        }
         /// Waits for the oldest write in flight (nil: none).
         func finishWriting() async throws -> Bool? {
             guard !writing.isEmpty else { return nil }
             let w = writing.removeFirst()
             let progress = try await w.task.value
             inFlight.subtract(w.conversations)
+            if releaseOnceWritten > 0 {
+                releaseOnceWritten -= 1
+                if releaseOnceWritten == 0 { try await release() }
+            }
             committedSinceAdvance = committedSinceAdvance || progress
             if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { try await advance() }
             return progress
@@ -256,12 +270,11 @@ public final class Worker: Sendable {
             while !isStopping && !Task.isCancelled {
                 if let now = shares.withLock({ $0[bot.id] }), now != share {
                     // Workers came or went. What this worker holds goes at once to whoever's
-                    // share it is now (its own, it claims again); what it is writing, once written.
+                    // share it is now (its own, it claims again); what it is writing, once
+                    // written (`releaseOnceWritten`).
                     share = now
-                    let keeping = inFlight
-                    try await retrying(bot, "release") { try await self.store.release(bot: bot.id, worker: self.workerID, keeping: keeping) }
-                    let prefix = bot.id + "\u{0}"
-                    leases.withLock { l in l = l.filter { !$0.key.hasPrefix(prefix) || keeping.contains(String($0.key.dropFirst(prefix.count))) } }
+                    try await release()
+                    releaseOnceWritten = writing.count
                     floor = 0
                     rescanned = ContinuousClock.now
                 }

@@ -170,7 +170,10 @@ func main() async throws {
                 try server.copy(Backlog.template, to: db)
                 try server.checkpoint()
                 try Profile.reset(server)
+                let usherServerCPU = server.serverCPUSeconds()
                 let u = try await UsherRun.run(server, backlog, database: db, workers: w, bot: bot, notificationWindow: notifyWindow)
+                try await Task.sleep(for: .milliseconds(500))   // the backends end and the postmaster counts their CPU
+                let usherServer = server.serverCPUSeconds() - usherServerCPU
                 let up = try Profile.read(server, database: db, sql: backlog.sql)
                 server.drop(db)
                 // pgbench on the same batches (whole batches, split evenly between the clients).
@@ -180,8 +183,11 @@ func main() async throws {
                 try Profile.reset(server)
                 let script = scripts[w]!
                 let perClient = script.batches / w
+                let pgServerCPU = server.serverCPUSeconds()
                 let (tps, pgCPU) = try Ceiling.pgbench(server, script: script.text, constants: script.constants, database: pdb,
                                                    clients: w, perClient: perClient)
+                try await Task.sleep(for: .milliseconds(500))
+                let pgServer = server.serverCPUSeconds() - pgServerCPU
                 let pp = try Profile.read(server, database: pdb, sql: backlog.sql)
                 // The fetch alone (the bench's own statement inside the ceiling's transactions),
                 // at the same concurrency, over at least 40 batches a client.
@@ -201,6 +207,14 @@ func main() async throws {
                       + "\(fmt(ceilingRate)) msg/s (\(fmt(tps, 1)) tps × \(batchSize)), \(fmt(strictRate)) without its fetch "
                       + "(\(fmt(fetchMs, 2)) of \(fmt(batchMs, 1)) ms a batch)   ratio \(fmt(sample.strictRatio, 2)) "
                       + "(\(fmt(sample.ratio, 2)) to pgbench as measured)   [load before: \(load)]")
+                // CPU per message, both sides: on a machine whose cores the server fills, the
+                // rate can be at most cores ÷ this.
+                let pgMessages = Double(perClient * w * batchSize)
+                let n = Double(backlog.count)
+                print("    CPU per message: usher \(fmt(1e6 * (u.cpu + usherServer) / n, 1)) µs (workers \(fmt(1e6 * u.cpu / n, 1)), "
+                      + "server \(fmt(1e6 * usherServer / n, 1)));   pgbench \(fmt(1e6 * (pgCPU + pgServer) / pgMessages, 1)) µs "
+                      + "(client \(fmt(1e6 * pgCPU / pgMessages, 1)), server \(fmt(1e6 * pgServer / pgMessages, 1)));   "
+                      + "busy: usher \(fmt((u.cpu + usherServer) / u.seconds, 2)) cores, pgbench \(fmt((pgCPU + pgServer) * tps / Double(perClient * w), 2)) cores")
                 if round == 1 || profileAll {
                     let usherBatches = up.row("insertProcessed")?.calls ?? 0
                     printProfile(up, usherBatches: usherBatches, usherSeconds: u.seconds * Double(w), usherCPU: u.cpu, pp,
