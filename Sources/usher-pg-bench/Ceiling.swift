@@ -330,28 +330,37 @@ struct Ceiling {
     /// pgbench with `clients` clients, each running `perClient` batches of the script.
     static func pgbench(_ server: BenchServer, script: String, constants: [String: String], database: String,
                         clients: Int, perClient: Int) throws -> (tps: Double, cpu: Double) {
-        let file = NSTemporaryDirectory() + "usher-pg-bench-\(getpid())-\(UUID().uuidString).pgbench"
-        try script.write(toFile: file, atomically: true, encoding: .utf8)
-        defer { unlink(file) }
-        // The store's sessions plan each prepared statement once (`plan_cache_mode`): so do
-        // pgbench's.
-        var args = ["/usr/bin/env", "PGOPTIONS=-c plan_cache_mode=force_generic_plan", server.program("pgbench"), "-n", "-M", "prepared", "-h", server.server.directory, "-U", server.server.user,
-                    "-c", String(clients), "-j", String(clients), "-t", String(perClient),
-                    "-D", "n=0", "-D", "clients=\(clients)"]
-        for (k, v) in constants.sorted(by: { $0.key < $1.key }) { args += ["-D", "\(k)=\(v)"] }
-        args += ["-f", file, database]
         let before = cpuSeconds(children: true)
-        let (status, out) = try Shell.run(args)
+        let out = try runPGBench(server, script: script, database: database, constants: constants,
+                                 options: ["-c", String(clients), "-j", String(clients), "-t", String(perClient)])
         let cpu = cpuSeconds(children: true) - before
         let processed = out.split(separator: "\n").first { $0.hasPrefix("number of transactions actually processed:") }
-        guard status == 0, !out.contains("aborted"), let line = out.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
+        guard let line = out.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
               let tps = Double(line.dropFirst(6).prefix { $0 != " " }) else {
-            throw BenchError("pgbench failed (\(status)): \(out.suffix(2000))")
+            throw BenchError("pgbench printed no tps: \(out.suffix(2000))")
         }
         guard processed?.hasSuffix("\(clients * perClient)/\(clients * perClient)") ?? false else {
             throw BenchError("pgbench did not run every batch: \(processed ?? "?")")
         }
         return (tps, cpu)
+    }
+
+    /// Runs pgbench (`-M prepared`, `options` for the clients and the length) with `script`, the
+    /// variables `n` = 0 and `clients`, and `constants`; returns its output. The store's sessions
+    /// plan each prepared statement once (`plan_cache_mode`): so do pgbench's.
+    static func runPGBench(_ server: BenchServer, script: String, database: String, constants: [String: String] = [:],
+                           options: [String]) throws -> String {
+        let file = NSTemporaryDirectory() + "usher-pg-bench-\(getpid())-\(UUID().uuidString).pgbench"
+        try script.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { unlink(file) }
+        let clients = options.firstIndex(of: "-c").map { options[$0 + 1] } ?? "1"
+        var args = ["/usr/bin/env", "PGOPTIONS=-c plan_cache_mode=force_generic_plan", server.program("pgbench"), "-n", "-M", "prepared",
+                    "-h", server.server.directory, "-U", server.server.user] + options + ["-D", "n=0", "-D", "clients=\(clients)"]
+        for (k, v) in constants.sorted(by: { $0.key < $1.key }) { args += ["-D", "\(k)=\(v)"] }
+        args += ["-f", file, database]
+        let (status, out) = try Shell.run(args)
+        guard status == 0, !out.contains("aborted") else { throw BenchError("pgbench failed (\(status)): \(out.suffix(2000))") }
+        return out
     }
 }
 

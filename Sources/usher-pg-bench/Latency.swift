@@ -4,7 +4,10 @@ import UsherRuntime
 import UsherStore
 
 /// One worker with LISTEN/NOTIFY intake, on a copy of the history database, while other
-/// connections append customer messages at a fixed rate (each conversation gets three messages, spread out, so three replies). Latency is
+/// connections append customer messages at a fixed rate (each conversation gets three messages,
+/// spread out, so three replies): by default pgbench in its own process (`-R`, Poisson
+/// arrivals), as a backend would write them; with `--feeder store`, `PostgresStore.append` from
+/// tasks of the benchmark's own process, one message every 1/rate s. Latency is
 /// measured on the server: from the commit of the customer's message to the commit of the reply
 /// (`pg_xact_commit_timestamp`), and, as `usher-bench` measures it on SQLite, from the
 /// message's time (taken by the writer just before its insert) to the reply's time (taken by the
@@ -19,7 +22,10 @@ enum Latency {
         var seconds: Double
     }
 
-    static func run(_ server: BenchServer, bot: BotRuntime, rate: Int, seconds duration: Int, writers: Int) async throws -> Result {
+    enum Feeder: String { case pgbench, store }
+
+    static func run(_ server: BenchServer, bot: BotRuntime, rate: Int, seconds duration: Int, writers: Int,
+                    feeder: Feeder) async throws -> Result {
         let database = "usher_latency"
         try server.copy(Backlog.history, to: database)
         defer { server.drop(database) }
@@ -27,7 +33,7 @@ enum Latency {
         let workerStore = try await PostgresStore(url: url)
         let workerStoreSQL = workerStore.sql
         var feeders: [PostgresStore] = []
-        for _ in 0..<writers { feeders.append(try await PostgresStore(url: url)) }
+        if feeder == .store { for _ in 0..<writers { feeders.append(try await PostgresStore(url: url)) } }
         let metrics = Metrics()
         var options = Worker.Options()
         options.idleWait = .milliseconds(100)
@@ -41,28 +47,60 @@ enum Latency {
         try server.checkpoint()
         try Profile.reset(server)
 
-        let total = rate * duration
+        var total = rate * duration
         let conversations = max(1, total / 3)
         let interval = 1.0 / Double(rate)
         let clock = ContinuousClock()
         let start = clock.now + .milliseconds(10)
-        // Writer f appends messages f, f + writers, …, each at its time (or at once when late).
-        let finished = try await withThrowingTaskGroup(of: ContinuousClock.Instant.self) { group in
-            for f in 0..<writers {
-                let feeder = feeders[f]
-                group.addTask {
-                    for i in stride(from: f, to: total, by: writers) {
-                        let due = start + .nanoseconds(Int64(Double(i) * interval * 1e9))
-                        if due > clock.now { try await Task.sleep(until: due, clock: .continuous) }
-                        _ = try await feeder.append(NewMessage(id: "m\(i)", conversationID: "c\(i % conversations)",
-                                                               from: .customer, text: "hi", at: Date()))
-                    }
-                    return clock.now
+        let finished: ContinuousClock.Instant
+        switch feeder {
+        case .pgbench:
+            // Message i (i = n × clients + client) in conversation i mod conversations, written
+            // as `usher send` writes one: the conversation upserted, then the message, in one
+            // transaction (one pipeline).
+            let script = """
+                \\set i :n * :clients + :client_id
+                \\set n :n + 1
+                \\set c :i % \(conversations)
+                \\startpipeline
+                BEGIN;
+                INSERT INTO conversations (id, created_at, updated_at) VALUES ('c' || :c, clock_timestamp(), clock_timestamp())
+                  ON CONFLICT (id) DO UPDATE SET updated_at = greatest(conversations.updated_at, excluded.updated_at);
+                INSERT INTO messages (id, conversation_id, kind, sender_type, content, created_at)
+                  VALUES ('m' || :i, 'c' || :c, 'message', 'customer', 'hi', clock_timestamp());
+                COMMIT;
+                \\endpipeline
+
+                """
+            let args = ["-R", String(rate), "-T", String(duration), "-c", String(writers), "-j", String(min(writers, 2))]
+            try await withCheckedThrowingContinuation { (k: CheckedContinuation<Void, any Error>) in
+                // pgbench blocks: not on the worker's cooperative threads.
+                Thread.detachNewThread {
+                    k.resume(with: Swift.Result { _ = try Ceiling.runPGBench(server, script: script, database: database, options: args) })
                 }
             }
-            var last = start
-            for try await t in group { last = max(last, t) }
-            return last
+            finished = clock.now
+            total = Int(try server.value("SELECT count(*) FROM messages WHERE id LIKE 'm%'", database: database)) ?? 0
+        case .store:
+            // Writer f appends messages f, f + writers, …, each at its time (or at once when late).
+            let total = total
+            finished = try await withThrowingTaskGroup(of: ContinuousClock.Instant.self) { group in
+                for f in 0..<writers {
+                    let feeder = feeders[f]
+                    group.addTask {
+                        for i in stride(from: f, to: total, by: writers) {
+                            let due = start + .nanoseconds(Int64(Double(i) * interval * 1e9))
+                            if due > clock.now { try await Task.sleep(until: due, clock: .continuous) }
+                            _ = try await feeder.append(NewMessage(id: "m\(i)", conversationID: "c\(i % conversations)",
+                                                                   from: .customer, text: "hi", at: Date()))
+                        }
+                        return clock.now
+                    }
+                }
+                var last = start
+                for try await t in group { last = max(last, t) }
+                return last
+            }
         }
         let offered = Double(total) / max(1e-9, seconds(finished - start))
         let ran = seconds(finished - start)

@@ -14,6 +14,8 @@ enum UsherRun {
         var conflicts: Int
         /// CPU seconds the benchmark's process (the workers) used meanwhile.
         var cpu: Double
+        /// CPU seconds the server used meanwhile (`BenchServer.serverCPUSeconds`).
+        var serverCPU: Double
     }
 
     static func run(_ server: BenchServer, _ backlog: Backlog, database: String, workers count: Int, bot: BotRuntime,
@@ -35,6 +37,7 @@ enum UsherRun {
         }
         let clock = ContinuousClock()
         let cpuBefore = cpuSeconds()
+        let serverBefore = server.serverCPUSeconds()
         let start = clock.now
         let tasks = workers.map { w in Task { try await w.run() } }
         let deadline = start + .seconds(600)
@@ -44,6 +47,7 @@ enum UsherRun {
         }
         let elapsed = seconds(clock.now - start)
         let cpu = cpuSeconds() - cpuBefore
+        let serverCPU = server.serverCPUSeconds() - serverBefore
         for w in workers { w.requestStop() }
         for t in tasks { try await t.value }
         for s in stores { try await s.close() }
@@ -52,6 +56,6 @@ enum UsherRun {
         guard processed == backlog.count else { throw BenchError("expected \(backlog.count) messages done, found \(processed)") }
         let conflicts = Int((metrics.value("usher_commits_total", ["bot": "bench", "result": "conflict"]) ?? 0)
             + (metrics.value("usher_commits_total", ["bot": "bench", "result": "outOfOrder"]) ?? 0))
-        return Result(messagesPerSecond: Double(backlog.count) / elapsed, seconds: elapsed, conflicts: conflicts, cpu: cpu)
+        return Result(messagesPerSecond: Double(backlog.count) / elapsed, seconds: elapsed, conflicts: conflicts, cpu: cpu, serverCPU: serverCPU)
     }
 }

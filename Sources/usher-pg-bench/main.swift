@@ -41,6 +41,8 @@ let rounds = option("--rounds").flatMap(Int.init) ?? (quick ? 1 : 3)
 let only = option("--only")
 let rate = option("--rate").flatMap(Int.init) ?? 1_000
 let latencySeconds = option("--seconds").flatMap(Int.init) ?? (quick ? 2 : 5)
+/// `--feeder pgbench|store`: who writes the latency part's messages (Latency.Feeder).
+let feeder = option("--feeder").flatMap(Latency.Feeder.init(rawValue:)) ?? .pgbench
 let profileAll = args.contains("--profile")
 let scriptPath = option("--script")
 /// Messages already answered before the backlog (a database in service); `--cold`: none.
@@ -170,10 +172,8 @@ func main() async throws {
                 try server.copy(Backlog.template, to: db)
                 try server.checkpoint()
                 try Profile.reset(server)
-                let usherServerCPU = server.serverCPUSeconds()
                 let u = try await UsherRun.run(server, backlog, database: db, workers: w, bot: bot, notificationWindow: notifyWindow)
-                try await Task.sleep(for: .milliseconds(500))   // the backends end and the postmaster counts their CPU
-                let usherServer = server.serverCPUSeconds() - usherServerCPU
+                let usherServer = u.serverCPU
                 let up = try Profile.read(server, database: db, sql: backlog.sql)
                 server.drop(db)
                 // pgbench on the same batches (whole batches, split evenly between the clients).
@@ -186,7 +186,7 @@ func main() async throws {
                 let pgServerCPU = server.serverCPUSeconds()
                 let (tps, pgCPU) = try Ceiling.pgbench(server, script: script.text, constants: script.constants, database: pdb,
                                                    clients: w, perClient: perClient)
-                try await Task.sleep(for: .milliseconds(500))
+                try await Task.sleep(for: .milliseconds(500))   // the backends end and the postmaster counts their CPU
                 let pgServer = server.serverCPUSeconds() - pgServerCPU
                 let pp = try Profile.read(server, database: pdb, sql: backlog.sql)
                 // The fetch alone (the bench's own statement inside the ceiling's transactions),
@@ -235,7 +235,7 @@ func main() async throws {
     if only == nil || only == "latency" {
         for round in 1...rounds {
             let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first ?? "?"
-            let l = try await Latency.run(server, bot: bot, rate: rate, seconds: latencySeconds, writers: 4)
+            let l = try await Latency.run(server, bot: bot, rate: rate, seconds: latencySeconds, writers: 4, feeder: feeder)
             latencies.append(l)
             print("round \(round), latency at \(fmt(Double(rate))) msg/s offered (\(fmt(l.offered)) achieved by 4 writers, "
                   + "\(l.count) replies): commit → commit p50 \(fmt(l.p50, 2)) ms, p99 \(fmt(l.p99, 2)) ms, max \(fmt(l.max, 1)) ms; "
