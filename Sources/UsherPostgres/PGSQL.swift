@@ -351,16 +351,18 @@ package struct PGSQL: Sendable {
         "DELETE FROM \(u).leases WHERE bot = $1 AND worker = $2 AND conversation_id <> ALL($3::text[])"
     }
 
-    /// $1 group, $2 worker, $3 until (epoch): the worker's row in `leases` (the group as bot,
-    /// the worker as conversation and holder), then the group's live rows.
+    /// $1 group, $2 worker, $3 until (epoch): the worker's row in `workers`, then the group's
+    /// live rows (this worker's too, unless `until` has passed: it left). Rows dead for a
+    /// minute are deleted.
     package var members: String {
         """
         WITH me AS (
-            INSERT INTO \(u).leases (bot, conversation_id, worker, until) VALUES ($1, $2, $2, to_timestamp($3::float8))
-            ON CONFLICT (bot, conversation_id) DO UPDATE SET worker = excluded.worker, until = excluded.until
-            RETURNING conversation_id)
-        SELECT w FROM (SELECT conversation_id FROM \(u).leases WHERE bot = $1 AND until > clock_timestamp() AND conversation_id <> $2
-                       UNION SELECT conversation_id FROM me) AS t(w)
+            INSERT INTO \(u).workers (grp, worker, until) VALUES ($1, $2, to_timestamp($3::float8))
+            ON CONFLICT (grp, worker) DO UPDATE SET until = excluded.until
+            RETURNING worker, until),
+        gone AS (DELETE FROM \(u).workers WHERE grp = $1 AND worker <> $2 AND until < clock_timestamp() - interval '1 minute')
+        SELECT w FROM (SELECT worker FROM \(u).workers WHERE grp = $1 AND until > clock_timestamp() AND worker <> $2
+                       UNION SELECT worker FROM me WHERE until > clock_timestamp()) AS t(w)
         ORDER BY w COLLATE "C"
         """
     }

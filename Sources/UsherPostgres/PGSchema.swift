@@ -7,7 +7,21 @@ enum PGSchema {
     /// Migration `n` takes the schema from version `n - 1` to `n`; append, never edit.
     static func migrations(_ l: PGLayout) -> [(description: String, sql: String)] {
         [("usher tables: bot state, done marks, cursors, leases, notifications, handoffs"
-            + (l.isNative ? "; native conversations and messages" : ""), v1(l))]
+            + (l.isNative ? "; native conversations and messages" : ""), v1(l)),
+         ("live workers of each group (shares)", v2(l))]
+    }
+
+    /// Who is alive in each group (`ChatStore.members`): a few rows, read four times a second by
+    /// every worker — a table of its own, so that the read never scans the leases.
+    static func v2(_ l: PGLayout) -> String {
+        """
+        CREATE TABLE \(l.usher).workers (
+            grp    text NOT NULL,
+            worker text NOT NULL,
+            until  timestamptz NOT NULL,
+            PRIMARY KEY (grp, worker)
+        );
+        """
     }
 
     /// The native conversations and messages tables, created by the first migration when they

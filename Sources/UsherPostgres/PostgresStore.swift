@@ -81,10 +81,12 @@ public final class PostgresStore: ChatStore {
 
     /// A session whose statements are planned once: they read and write a few rows through
     /// indexes whatever the parameters, and planning `claimPending` again on every call took
-    /// longer than running it.
+    /// longer than running it. Without JIT: a generic plan's cost is an estimate for any
+    /// parameters, and past `jit_above_cost` (a messages table of some 400,000 rows here) every
+    /// run of `claimPending` compiled its expressions first — 50 ms of a 60 ms read.
     private static func session(_ url: String, label: String, settings: String? = nil) -> PGSession {
         PGSession(url, label: label) { db throws(StoreError) in
-            try db.script("SET plan_cache_mode = force_generic_plan")
+            try db.script("SET plan_cache_mode = force_generic_plan; SET jit = off")
             if let settings { try db.script(settings) }
         }
     }

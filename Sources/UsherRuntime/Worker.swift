@@ -108,7 +108,7 @@ public final class Worker: Sendable {
         }
         for bot in bots {
             try? await store.release(bot: bot.id, worker: workerID)
-            try? await store.release(bot: Self.membersGroup(bot.id), worker: workerID)
+            _ = try? await store.members(group: Self.membersGroup(bot.id), worker: workerID, until: .distantPast)
         }
         try? await store.release(bot: Self.dispatchLease.bot, worker: workerID)
         log.info("worker-stop", ["worker": workerID])

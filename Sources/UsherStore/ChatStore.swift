@@ -53,7 +53,7 @@ public protocol ChatStore: Sendable {
                       skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake
 
     /// The workers of `group` alive now, sorted, `worker` among them: it says it is alive until
-    /// `until` (a worker calls it again well before). Workers reading the same bot's
+    /// `until` (a worker calls it again well before; a time past: it leaves). Workers reading the same bot's
     /// conversations split them by their place in this list (`Share`). Stores without it
     /// answer `[worker]`: every worker reads every conversation, and leases keep them apart.
     func members(group: String, worker: String, until: Date) async throws -> [String]

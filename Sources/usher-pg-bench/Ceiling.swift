@@ -347,14 +347,14 @@ struct Ceiling {
 
     /// Runs pgbench (`-M prepared`, `options` for the clients and the length) with `script`, the
     /// variables `n` = 0 and `clients`, and `constants`; returns its output. The store's sessions
-    /// plan each prepared statement once (`plan_cache_mode`): so do pgbench's.
+    /// plan each prepared statement once (`plan_cache_mode`) and without JIT: so do pgbench's.
     static func runPGBench(_ server: BenchServer, script: String, database: String, constants: [String: String] = [:],
                            options: [String]) throws -> String {
         let file = NSTemporaryDirectory() + "usher-pg-bench-\(getpid())-\(UUID().uuidString).pgbench"
         try script.write(toFile: file, atomically: true, encoding: .utf8)
         defer { unlink(file) }
         let clients = options.firstIndex(of: "-c").map { options[$0 + 1] } ?? "1"
-        var args = ["/usr/bin/env", "PGOPTIONS=-c plan_cache_mode=force_generic_plan", server.program("pgbench"), "-n", "-M", "prepared",
+        var args = ["/usr/bin/env", "PGOPTIONS=-c plan_cache_mode=force_generic_plan -c jit=off", server.program("pgbench"), "-n", "-M", "prepared",
                     "-h", server.server.directory, "-U", server.server.user] + options + ["-D", "n=0", "-D", "clients=\(clients)"]
         for (k, v) in constants.sorted(by: { $0.key < $1.key }) { args += ["-D", "\(k)=\(v)"] }
         args += ["-f", file, database]
