@@ -446,6 +446,8 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 after, $2 limit.
+    var lastNotificationSeq: String { "SELECT coalesce(max(seq), 0) FROM \(u).notifications" }
+
     package var notifications: String {
         """
         SELECT seq, bot, idempotency_key, conversation_id, queue, reason, text, customer_name, last_message,

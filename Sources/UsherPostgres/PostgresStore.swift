@@ -352,6 +352,11 @@ public final class PostgresStore: ChatStore {
         }
     }
 
+    public func lastNotificationSeq() async throws -> Int64 {
+        let q = sql.lastNotificationSeq
+        return try await session.run { db in try db.execute(q, prepare: true).int64(0, 0) }
+    }
+
     public func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification] {
         let q = sql.notifications
         return try await session.run { db in

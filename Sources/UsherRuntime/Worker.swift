@@ -149,9 +149,7 @@ public final class Worker: Sendable {
     /// pinged again.
     private func dispatchNotifications() async throws {
         let window = max(0.05, options.notificationWindow)
-        var position = try await retrying(bots[0], "notifications") {
-            try await self.store.notifications(after: 0, limit: Int.max).last?.seq ?? 0
-        }
+        var position = try await retrying(bots[0], "notifications") { try await self.store.lastNotificationSeq() }
         while !isStopping && !Task.isCancelled {
             // Sleep a window, in short steps so a stop request is seen at once.
             let until = ContinuousClock.now + .milliseconds(Int(window * 1000))

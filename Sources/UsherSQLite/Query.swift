@@ -2,7 +2,7 @@
 /// `package` so that the benchmark's bare C loop runs exactly the same SQL.
 enum Query: Int, CaseIterable {
     case begin, commit, rollback, savepoint, release, rollbackToSavepoint
-    case dataVersion, latestSeq
+    case dataVersion, latestSeq, lastNotificationSeq
     case pending, cursor, advanceCursor
     case state, states
     case stateMeta, earlierUndone, agentAfter
@@ -23,6 +23,7 @@ enum Query: Int, CaseIterable {
         case .rollbackToSavepoint: "ROLLBACK TO usher_commit"
         case .dataVersion: "PRAGMA data_version"
         case .latestSeq: StoreSQL.latestSeq
+        case .lastNotificationSeq: "SELECT coalesce(max(seq), 0) FROM notifications"
         case .pending: StoreSQL.pending
         case .cursor: "SELECT seq FROM cursors WHERE bot = ?1"
         case .advanceCursor: StoreSQL.advanceCursor

@@ -521,6 +521,14 @@ public final class SQLiteStore: ChatStore {
         }
     }
 
+    public func lastNotificationSeq() async throws -> Int64 {
+        try await perform { db in
+            let s = try db.statement(.lastNotificationSeq)
+            defer { s.reset() }
+            return try s.step() ? s.int64(0) : 0
+        }
+    }
+
     public func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification] {
         try await perform { db in
             let s = try db.statement(.notifications)

@@ -124,6 +124,8 @@ public final class StdioStore: ChatStore {
         try await database.notifications(after: seq, limit: limit)
     }
 
+    public func lastNotificationSeq() async throws -> Int64 { try await database.lastNotificationSeq() }
+
     public func latestSeq() async throws -> Int64 { try await database.latestSeq() }
 
     public func conversation(_ id: String) async throws -> ConversationInfo? { try await database.conversation(id) }

@@ -75,6 +75,10 @@ public protocol ChatStore: Sendable {
     /// Notifications raised after `seq`, in order.
     func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification]
 
+    /// The `seq` of the newest notification (0: none): where a worker starting up begins
+    /// delivering. Stores answer it with one query; the default pages through them all.
+    func lastNotificationSeq() async throws -> Int64
+
     /// Ends the connection; further calls fail.
     func close() async throws
 
@@ -109,6 +113,12 @@ extension ChatStore {
     /// Gives up all of `worker`'s leases.
     public func release(bot: String, worker: String) async throws {
         try await release(bot: bot, worker: worker, keeping: [])
+    }
+
+    public func lastNotificationSeq() async throws -> Int64 {
+        var last: Int64 = 0
+        while let seq = try await notifications(after: last, limit: 10_000).last?.seq { last = seq }
+        return last
     }
 
     /// Alone: this store does not keep track of workers.

@@ -310,6 +310,7 @@ public struct ConformanceSuite: Sendable {
     }
 
     private func notifications(_ store: any ChatStore, _ expect: Expect) async throws {
+        expect(try await store.lastNotificationSeq() == 0, "no notification yet: the last seq is 0")
         for i in 0..<3 {
             let m = try await customer(store, "n\(i)", "help")
             _ = try await commit(store, m, handoff: true)
@@ -319,6 +320,8 @@ public struct ConformanceSuite: Sendable {
         expect(zip(all, all.dropFirst()).allSatisfy { $0.seq < $1.seq }, "notification sequence numbers increase")
         expect(try await store.notifications(after: all[0].seq, limit: 10).count == 2, "notifications after a sequence number")
         expect(all.first?.notification.lastMessage == "help" && all.first?.notification.isHandoff == true, "notification fields")
+        let last = try await store.lastNotificationSeq()
+        expect(last == all.last?.seq, "the last notification's seq: \(last)")
     }
 
     private func closeEvents(_ store: any ChatStore, _ expect: Expect) async throws {

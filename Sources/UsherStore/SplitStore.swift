@@ -45,6 +45,7 @@ public final class SplitStore: ChatStore {
         try await any.notifications(after: seq, limit: limit)
     }
     public func latestSeq() async throws -> Int64 { try await any.latestSeq() }
+    public func lastNotificationSeq() async throws -> Int64 { try await any.lastNotificationSeq() }
     public func conversation(_ id: String) async throws -> ConversationInfo? { try await any.conversation(id) }
     public func close() async throws { for s in stores { try await s.close() } }
 }
