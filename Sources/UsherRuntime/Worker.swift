@@ -230,10 +230,34 @@ public final class Worker: Sendable {
         var advanced = ContinuousClock.now
         var committedSinceAdvance = false
         func advance() async throws {
+            await moving?.value
+            collectMoved()
             try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
             cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
             advanced = ContinuousClock.now
             committedSinceAdvance = false
+        }
+        // While work flows the cursor moves in the background: moving it takes a statement that
+        // walks the done messages since the last move, and the loop waiting for it held up the
+        // messages arriving meanwhile (a tail of the latency). `moved` is its result.
+        let moved = Locked<Int64?>(nil)
+        var moving: Task<Void, Never>?
+        func startMoving() {
+            guard moving == nil else { return }
+            advanced = ContinuousClock.now
+            committedSinceAdvance = false
+            moving = Task {
+                let c = try? await self.retrying(bot, "advance-cursor") { () async throws -> Int64 in
+                    try await self.store.advanceCursor(bot: bot.id)
+                    return try await self.store.cursor(bot: bot.id)
+                }
+                moved.withLock { $0 = c ?? -1 }
+            }
+        }
+        func collectMoved() {
+            guard let c = moved.withLock({ v -> Int64? in defer { v = nil }; return v }) else { return }
+            if c >= 0 { cursor = max(cursor, c) }
+            moving = nil
         }
         // While batches are written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
@@ -261,11 +285,12 @@ public final class Worker: Sendable {
                 if releaseOnceWritten == 0 { try await release() }
             }
             committedSinceAdvance = committedSinceAdvance || progress
-            if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { try await advance() }
+            if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { startMoving() }
             return progress
         }
         do {
             while !isStopping && !Task.isCancelled {
+                collectMoved()
                 if let now = shares.withLock({ $0[bot.id] }), now != share {
                     // Workers came or went. What this worker holds goes at once to whoever's
                     // share it is now (its own, it claims again); what it is writing, once
@@ -321,9 +346,11 @@ public final class Worker: Sendable {
                 writing.append((Task { try await self.write(prepared, bot) }, prepared.order))
             }
             while try await finishWriting() != nil {}
+            await moving?.value
         } catch {
             // Whatever was in flight finishes (or fails) before the error goes up.
             for w in writing { _ = try? await w.task.value }
+            await moving?.value
             throw error
         }
     }

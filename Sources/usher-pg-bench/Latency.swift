@@ -20,12 +20,14 @@ enum Latency {
         var offered: Double
         var profile: Profile
         var seconds: Double
+        /// `--breakdown`: message → read and read → reply (p50, p90, p99 arrays, and the count).
+        var halves: String
     }
 
     enum Feeder: String { case pgbench, store }
 
     static func run(_ server: BenchServer, bot: BotRuntime, rate: Int, seconds duration: Int, writers: Int,
-                    feeder: Feeder) async throws -> Result {
+                    feeder: Feeder, breakdown: Bool = false) async throws -> Result {
         let database = "usher_latency"
         try server.copy(Backlog.history, to: database)
         defer { server.drop(database) }
@@ -128,6 +130,21 @@ enum Latency {
             }
             try await Task.sleep(for: .milliseconds(5))
         }
+        // The two halves of the way, for each conversation's first message (whose read wrote
+        // the conversation's lease, so the lease's commit time is when it was read): message →
+        // read, read → reply; p50, p90, p99 of each. Before the worker stops (it gives the
+        // leases up).
+        var halves = ""
+        if breakdown {
+            halves = try server.value("""
+                SELECT percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY d1), percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY d2), count(*)
+                FROM (SELECT extract(epoch FROM pg_xact_commit_timestamp(l.xmin) - pg_xact_commit_timestamp(i.xmin)) * 1000 AS d1,
+                             extract(epoch FROM pg_xact_commit_timestamp(r.xmin) - pg_xact_commit_timestamp(l.xmin)) * 1000 AS d2
+                      FROM messages AS i JOIN messages AS r ON r.idempotency_key = 'bench:' || i.id || ':0'
+                      JOIN usher.leases AS l ON l.bot = 'bench' AND l.conversation_id = i.conversation_id
+                      WHERE i.sender_type = 'customer' AND i.id LIKE 'm%' AND substr(i.id, 2)::int < \(conversations)) AS t
+                """, database: database)
+        }
         worker.requestStop()
         try await task.value
         try await workerStore.close()
@@ -146,6 +163,6 @@ enum Latency {
         let f = out.split(separator: "\t").map { Double($0) ?? .nan }
         guard f.count == 6 else { throw BenchError("latency query: \(out)") }
         return Result(p50: f[0], p99: f[1], max: f[2], clientP50: f[3], clientP99: f[4], count: Int(f[5]), offered: offered,
-                      profile: profile, seconds: ran)
+                      profile: profile, seconds: ran, halves: halves)
     }
 }

@@ -6,7 +6,8 @@
 //     .build/release/usher-pg-bench [--quick] [--messages N] [--workers 1,2,4] [--rounds R]
 //                                   [--only throughput|latency] [--rate 1000] [--seconds 5]
 //                                   [--history N | --cold] [--profile] [--script FILE]
-//                                   [--notify-window S] [--set name=value] [--keep]
+//                                   [--notify-window S] [--set name=value] [--keep] [--breakdown]
+//                                   [--feeder pgbench|store]
 //
 // Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
 // after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
@@ -15,6 +16,8 @@
 // (Ceiling.swift says how). Latency: one worker, LISTEN/NOTIFY, 1,000 msg/s offered by four
 // other connections. Every part runs R rounds (default 3, --quick 1); the summary gives the best
 // and the range. --profile prints the per-statement table of every round (else round 1);
+// --breakdown splits the latency of each conversation's first message at its read;
+// --feeder store writes the latency part's messages from this process instead of pgbench;
 // --script writes the pgbench script (and FILE.defs, its -D values); --set adds a server setting
 // (diagnosis); --keep leaves the server and the template databases up after the throughput part.
 // USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
@@ -235,11 +238,18 @@ func main() async throws {
     if only == nil || only == "latency" {
         for round in 1...rounds {
             let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first ?? "?"
-            let l = try await Latency.run(server, bot: bot, rate: rate, seconds: latencySeconds, writers: 4, feeder: feeder)
+            let l = try await Latency.run(server, bot: bot, rate: rate, seconds: latencySeconds, writers: 4, feeder: feeder,
+                                          breakdown: args.contains("--breakdown"))
             latencies.append(l)
             print("round \(round), latency at \(fmt(Double(rate))) msg/s offered (\(fmt(l.offered)) achieved by 4 writers, "
                   + "\(l.count) replies): commit → commit p50 \(fmt(l.p50, 2)) ms, p99 \(fmt(l.p99, 2)) ms, max \(fmt(l.max, 1)) ms; "
                   + "message time → reply time p50 \(fmt(l.clientP50, 2)) ms, p99 \(fmt(l.clientP99, 2)) ms   [load before: \(load)]")
+            if !l.halves.isEmpty {
+                let f = l.halves.split(separator: "\t")
+                if f.count == 3 {
+                    print("    first messages (\(f[2])): message commit → read (lease commit) p50/p90/p99 \(f[0]) ms; read → reply commit \(f[1]) ms")
+                }
+            }
             if round == 1 || profileAll {
                 // Per group commit: what the worker's statements cost on the server.
                 let commits = max(1, l.profile.row("insertProcessed")?.calls ?? 1)
