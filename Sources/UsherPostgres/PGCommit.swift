@@ -25,9 +25,10 @@ struct PGCommit {
 
     func write(_ db: PGConnection) throws -> [CommitResult] {
         do {
-            let reads = readStatements()
+            let pairs = Pairs(batch)
+            let reads = readStatements(pairs)
             let r = try db.pipeline([("BEGIN", [])] + reads.statements)
-            let (results, writes) = classify(Array(r.dropFirst()), reads)
+            let (results, writes) = classify(Array(r.dropFirst()), reads, pairs)
             try db.pipeline(writes + [("COMMIT", [])])
             return results
         } catch {
@@ -37,24 +38,46 @@ struct PGCommit {
         }
     }
 
+    /// The batch's (bot, conversation) pairs, each once in batch order, and each commit's index
+    /// among them: the classification and the writes look a pair up in arrays instead of
+    /// hashing two strings again and again.
+    private struct Pairs {
+        var unique: [Pair] = []
+        var of: [Int] = []
+        var index: [Pair: Int] = [:]
+
+        init(_ batch: [Commit]) {
+            of.reserveCapacity(batch.count)
+            for c in batch {
+                let p = Pair(bot: c.bot, conversation: PGText.clean(c.inbound.conversationID))
+                if let i = index[p] {
+                    of.append(i)
+                } else {
+                    index[p] = unique.count
+                    of.append(unique.count)
+                    unique.append(p)
+                }
+            }
+        }
+    }
+
     /// The reads, and what the classification needs to find their results.
     private struct Reads {
         var statements: [Statement] = []
         var agentCheck = false
     }
 
-    private func readStatements() -> Reads {
+    private func readStatements(_ pairs: Pairs) -> Reads {
         var reads = Reads()
-        let pairs = uniquePairs()
         // 1. Done marks. 2. The states, locked until the transaction ends. 3. Earlier inbound
         // messages not done, between each state's watermark and the batch.
-        var high: [Pair: Int64] = [:]
-        for c in batch { high[pair(c)] = max(high[pair(c)] ?? 0, c.inbound.seq) }
+        var high = [Int64](repeating: 0, count: pairs.unique.count)
+        for (i, c) in batch.enumerated() { high[pairs.of[i]] = max(high[pairs.of[i]], c.inbound.seq) }
         reads.statements = [
-            (sql.processed, [PGText.array(batch.map(\.bot)), PGText.array(batch.map(\.inbound.id))]),
-            (sql.lockStates, [PGText.array(pairs.map(\.bot)), PGText.array(pairs.map(\.conversation))]),
-            (sql.undoneBetween, [PGText.array(pairs.map(\.bot)), PGText.array(pairs.map(\.conversation)),
-                                 PGText.array(pairs.map { high[$0] ?? 0 })]),
+            (sql.processed, [PGText.array(batch.lazy.map(\.bot)), PGText.array(batch.lazy.map(\.inbound.id))]),
+            (sql.lockStates, [PGText.array(pairs.unique.lazy.map(\.bot)), PGText.array(pairs.unique.lazy.map(\.conversation))]),
+            (sql.undoneBetween, [PGText.array(pairs.unique.lazy.map(\.bot)), PGText.array(pairs.unique.lazy.map(\.conversation)),
+                                 PGText.array(high)]),
         ]
         // 4. The conversations' rows locked, then the newest agent message after the oldest
         // inbound message of each conversation.
@@ -70,73 +93,82 @@ struct PGCommit {
     }
 
     /// Classifies the commits in order (later commits see earlier ones) from the reads' results;
-    /// returns the results and the writes of the committed ones.
-    private func classify(_ r: [PGResult], _ reads: Reads) -> ([CommitResult], [Statement]) {
+    /// returns the results and the writes of the committed ones (as indices into `batch`).
+    private func classify(_ r: [PGResult], _ reads: Reads, _ pairs: Pairs) -> ([CommitResult], [Statement]) {
         var done = Set<Pair>()   // (bot, message id)
         for i in 0..<r[0].rows { done.insert(Pair(bot: r[0].string(i, 0), conversation: r[0].string(i, 1))) }
-        var stored: [Pair: (version: Int, owner: Owner?)] = [:]
+        let n = pairs.unique.count
+        var exists = [Bool](repeating: false, count: n)
+        var version = [Int](repeating: 0, count: n)
+        var owner = [Owner?](repeating: nil, count: n)
         for i in 0..<r[1].rows {
-            stored[Pair(bot: r[1].string(i, 0), conversation: r[1].string(i, 1))] = (r[1].int(i, 2), Owner(rawValue: r[1].string(i, 3)))
+            guard let k = pairs.index[Pair(bot: r[1].string(i, 0), conversation: r[1].string(i, 1))] else { continue }
+            exists[k] = true
+            version[k] = r[1].int(i, 2)
+            owner[k] = Owner(rawValue: r[1].string(i, 3))
         }
-        var undone: [Pair: [Int64]] = [:]
-        for i in 0..<r[2].rows { undone[Pair(bot: r[2].string(i, 0), conversation: r[2].string(i, 1)), default: []].append(r[2].int64(i, 2)) }
+        var undone = [[Int64]](repeating: [], count: n)
+        for i in 0..<r[2].rows {
+            guard let k = pairs.index[Pair(bot: r[2].string(i, 0), conversation: r[2].string(i, 1))] else { continue }
+            undone[k].append(r[2].int64(i, 2))
+        }
         var agentSeq: [String: Int64] = [:]
         if reads.agentCheck, let agents = r.last {
             for i in 0..<agents.rows { agentSeq[agents.string(i, 0)] = agents.int64(i, 1) }
         }
 
         var results: [CommitResult] = []
-        var version: [Pair: Int] = stored.mapValues(\.version)
-        var owner: [Pair: Owner?] = stored.mapValues(\.owner)
-        var doneSeqs: [Pair: Set<Int64>] = [:]
-        var committed: [Commit] = []
+        results.reserveCapacity(batch.count)
+        var doneSeqs = [[Int64]](repeating: [], count: n)
+        var committed: [Int] = []
         var overtaken: [Bool] = []
         var handoffs = HandoffRounds()
-        for c in batch {
-            let p = pair(c)
+        for (i, c) in batch.enumerated() {
+            let k = pairs.of[i]
             let mark = Pair(bot: c.bot, conversation: PGText.clean(c.inbound.id))
             if done.contains(mark) { results.append(.duplicate); continue }
-            let earlier = (undone[p] ?? []).contains { $0 < c.inbound.seq && !(doneSeqs[p]?.contains($0) ?? false) }
+            let earlier = undone[k].contains { $0 < c.inbound.seq && !doneSeqs[k].contains($0) }
             if earlier { results.append(.outOfOrder); continue }
-            if (version[p] ?? 0) != c.expectedVersion { results.append(.conflict); continue }
+            if version[k] != c.expectedVersion { results.append(.conflict); continue }
             results.append(.committed)
             done.insert(mark)
-            doneSeqs[p, default: []].insert(c.inbound.seq)
-            committed.append(c)
+            doneSeqs[k].append(c.inbound.seq)
+            committed.append(i)
             overtaken.append((agentSeq[c.inbound.conversationID] ?? 0) > c.inbound.seq)
-            version[p] = c.state.version
-            let before = owner[p] ?? nil
-            owner[p] = c.state.owner
+            version[k] = c.state.version
+            let before = owner[k]
+            owner[k] = c.state.owner
             // The inbox: a handoff opens when the owner becomes `waiting`, ends when it leaves it.
             if c.state.owner == .waiting, before != .waiting {
-                handoffs.add(.open(c), p.conversation)
+                handoffs.add(.open(i), pairs.unique[k].conversation)
             } else if c.state.owner != .waiting, before == .waiting {
-                handoffs.add(.close(c), p.conversation)
+                handoffs.add(.close(i), pairs.unique[k].conversation)
             }
         }
         if committed.isEmpty { return (results, []) }
         var writes = handoffs.rounds.flatMap(handoffStatements)
         writes += conversationStatements(committed)
         writes += outgoingStatements(committed, overtaken)
-        writes += stateStatements(committed, existing: Set(stored.keys))
+        writes += stateStatements(committed, pairs, exists: exists)
         writes.append(markDone(committed, reason: nil))
         return (results, writes)
     }
 
     /// 6. Conversations: the last state of each.
-    private func conversationStatements(_ committed: [Commit]) -> [Statement] {
+    private func conversationStatements(_ committed: [Int]) -> [Statement] {
         guard let q = sql.updateConversations else { return [] }
         let l = sql.l
-        var last: [String: ConversationState] = [:]
+        var last: [String: Int] = [:]   // the conversation's last commit
         var order: [String] = []
-        for c in committed {
-            if last[c.inbound.conversationID] == nil { order.append(c.inbound.conversationID) }
-            last[c.inbound.conversationID] = c.state
+        for i in committed {
+            let c = batch[i].inbound.conversationID
+            if last[c] == nil { order.append(c) }
+            last[c] = i
         }
         var params: [String?] = [PGText.array(order)]
         for w in sql.conversationWrites {
-            params.append(PGText.array(optional: order.map { c -> String? in
-                let s = last[c]!
+            params.append(PGText.array(optional: order.lazy.map { c -> String? in
+                let s = batch[last[c]!].state
                 switch w.param {
                 case "owner": return l.ownerValues[s.owner.rawValue] ?? s.owner.rawValue
                 case "assigned": return s.owner == .bot ? "false" : "true"
@@ -154,10 +186,10 @@ struct PGCommit {
 
     /// 7. Replies and notices, unless an agent wrote after the inbound message. 8. Agent
     /// notifications.
-    private func outgoingStatements(_ committed: [Commit], _ overtaken: [Bool]) -> [Statement] {
+    private func outgoingStatements(_ committed: [Int], _ overtaken: [Bool]) -> [Statement] {
         let l = sql.l
         var out: [Statement] = []
-        let outgoing = zip(committed, overtaken).flatMap { c, over in over ? [] : c.outgoing }
+        let outgoing = zip(committed, overtaken).flatMap { i, over in over ? [] : batch[i].outgoing }
         if !outgoing.isEmpty {
             out.append((sql.insertOutgoing, [
                 PGText.array(outgoing.map(\.idempotencyKey)), PGText.array(outgoing.map(\.conversationID)),
@@ -167,7 +199,7 @@ struct PGCommit {
                 PGText.array(outgoing.map(\.ruleID)),
             ]))
         }
-        let notes = committed.flatMap { c in c.notifications.map { (c.bot, $0) } }
+        let notes = committed.flatMap { i in batch[i].notifications.map { (batch[i].bot, $0) } }
         if !notes.isEmpty {
             out.append((sql.insertNotifications, [
                 PGText.array(notes.map(\.0)), PGText.array(notes.map(\.1.idempotencyKey)),
@@ -183,25 +215,27 @@ struct PGCommit {
 
     /// 9. States: the last of each conversation, with the watermark; new ones inserted, the
     /// others (locked) updated.
-    private func stateStatements(_ committed: [Commit], existing: Set<Pair>) -> [Statement] {
-        var finalState: [Pair: (Commit, Int64)] = [:]
-        var statePairs: [Pair] = []
-        for c in committed {
-            let p = pair(c)
-            if finalState[p] == nil { statePairs.append(p) }
-            finalState[p] = (c, max(finalState[p]?.1 ?? 0, c.inbound.seq))
+    private func stateStatements(_ committed: [Int], _ pairs: Pairs, exists: [Bool]) -> [Statement] {
+        var last = [Int](repeating: -1, count: pairs.unique.count)   // each pair's last commit
+        var watermark = [Int64](repeating: 0, count: pairs.unique.count)
+        var statePairs: [Int] = []
+        for i in committed {
+            let k = pairs.of[i]
+            if last[k] < 0 { statePairs.append(k) }
+            last[k] = i
+            watermark[k] = max(watermark[k], batch[i].inbound.seq)
         }
         var out: [Statement] = []
         for update in [false, true] {
-            let group = statePairs.filter { existing.contains($0) == update }
+            let group = statePairs.filter { exists[$0] == update }
             if group.isEmpty { continue }
             out.append((update ? sql.updateStates : sql.insertStates, [
-                PGText.array(group.map(\.bot)), PGText.array(group.map(\.conversation)),
-                PGText.array(group.map { Int64(finalState[$0]!.0.state.version) }),
-                PGText.array(group.map { finalState[$0]!.0.state.owner.rawValue }),
-                PGText.array(group.map { finalState[$0]!.1 }),
-                PGText.array(group.map { PostgresStore.encodeState(finalState[$0]!.0.state) }),
-                PGText.array(group.map { finalState[$0]!.0.ruleSetVersion }),
+                PGText.array(group.lazy.map { pairs.unique[$0].bot }), PGText.array(group.lazy.map { pairs.unique[$0].conversation }),
+                PGText.array(group.map { Int64(batch[last[$0]].state.version) }),
+                PGText.array(group.lazy.map { batch[last[$0]].state.owner.rawValue }),
+                PGText.array(group.map { watermark[$0] }),
+                PGText.array(group.lazy.map { PostgresStore.encodeState(batch[last[$0]].state) }),
+                PGText.array(group.lazy.map { batch[last[$0]].ruleSetVersion }),
             ]))
         }
         return out
@@ -210,7 +244,8 @@ struct PGCommit {
     /// Handoffs opening and ending, in order, cut into rounds in which each conversation appears
     /// at most once: a round is written with one statement for its ends and one for its opens.
     struct HandoffRounds {
-        enum Event { case open(Commit), close(Commit) }
+        /// A commit, by its index in the batch.
+        enum Event { case open(Int), close(Int) }
         private(set) var rounds: [[Event]] = []
         private var inRound = Set<String>()
 
@@ -225,11 +260,11 @@ struct PGCommit {
 
     private func handoffStatements(_ round: [HandoffRounds.Event]) -> [Statement] {
         var out: [Statement] = []
-        let ends = round.compactMap { if case let .close(c) = $0 { c } else { nil } }
+        let ends = round.compactMap { if case let .close(i) = $0 { batch[i] } else { nil } }
         if !ends.isEmpty {
             out.append((sql.closeHandoffs, [PGText.array(ends.map(\.bot)), PGText.array(ends.map(\.inbound.conversationID))]))
         }
-        let opens = round.compactMap { if case let .open(c) = $0 { c } else { nil } }
+        let opens = round.compactMap { if case let .open(i) = $0 { batch[i] } else { nil } }
         if !opens.isEmpty {
             let handoff = opens.map { c in c.notifications.first { $0.isHandoff } }
             out.append((sql.openHandoffs, [
@@ -251,7 +286,7 @@ struct PGCommit {
                 let c = batch[0]
                 let r = try db.execute(sql.processed, [PGText.array([c.bot]), PGText.array([c.inbound.id])], prepare: true)
                 if r.rows > 0 { return .duplicate }
-                let mark = markDone([c], reason: reason)
+                let mark = markDone([0], reason: reason)
                 try db.execute(mark.sql, mark.params, prepare: true)
                 return .committed
             }
@@ -261,19 +296,12 @@ struct PGCommit {
     }
 
     /// 10. Done marks.
-    private func markDone(_ commits: [Commit], reason: String?) -> Statement {
+    private func markDone(_ commits: [Int], reason: String?) -> Statement {
         (sql.insertProcessed, [
-            PGText.array(commits.map(\.bot)), PGText.array(commits.map(\.inbound.id)),
-            PGText.array(commits.map(\.inbound.seq)), PGText.array(commits.map(\.inbound.conversationID)),
-            PGText.array(optional: commits.map { _ in reason }),
+            PGText.array(commits.lazy.map { batch[$0].bot }), PGText.array(commits.lazy.map { batch[$0].inbound.id }),
+            PGText.array(commits.map { batch[$0].inbound.seq }), PGText.array(commits.lazy.map { batch[$0].inbound.conversationID }),
+            PGText.array(optional: commits.lazy.map { _ in reason }),
         ])
-    }
-
-    private func pair(_ c: Commit) -> Pair { Pair(bot: c.bot, conversation: PGText.clean(c.inbound.conversationID)) }
-
-    private func uniquePairs() -> [Pair] {
-        var seen = Set<Pair>()
-        return batch.map(pair).filter { seen.insert($0).inserted }
     }
 
     static func json(_ write: (inout JSONWriter) -> Void) -> String {

@@ -252,13 +252,19 @@ enum PGText {
             }
             out.append(UInt8(ascii: "\""))
             v.withUTF8 { bytes in
-                for b in bytes {
-                    switch b {
-                    case 0: out.append(contentsOf: [0xEF, 0xBF, 0xBD])   // U+FFFD, as `clean`
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(b)
-                    default: out.append(b)
+                // Runs without a quote, backslash or NUL are copied whole.
+                var from = 0
+                for (i, b) in bytes.enumerated() where b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b == 0 {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[from..<i]))
+                    if b == 0 {
+                        out.append(contentsOf: [0xEF, 0xBF, 0xBD])   // U+FFFD, as `clean`
+                    } else {
+                        out.append(UInt8(ascii: "\\"))
+                        out.append(b)
                     }
+                    from = i + 1
                 }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[from...]))
             }
             out.append(UInt8(ascii: "\""))
         }

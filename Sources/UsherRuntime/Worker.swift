@@ -423,10 +423,13 @@ public final class Worker: Sendable {
             let commits = p.commits
             let results = try await retrying(bot, "commit") { try await self.store.commit(batch: commits) }
             var failed = Set<String>()
+            // Counted once per result and batch, not once per message.
+            var counts: [CommitResult: Int] = [:]
+            for result in results { counts[result, default: 0] += 1 }
+            for (result, n) in counts { metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue], by: Double(n)) }
             for (i, result) in results.enumerated() {
                 let (decision, seconds) = p.decisions[i]
                 let m = commits[i].inbound
-                metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
                 switch result {
                 case .committed:
                     record(decision, m, bot, decideSeconds: seconds, now: p.now)
