@@ -48,8 +48,8 @@ struct PGCommit {
 
         init(_ batch: [Commit]) {
             of.reserveCapacity(batch.count)
-            for c in batch {
-                let p = Pair(bot: c.bot, conversation: PGText.clean(c.inbound.conversationID))
+            for i in batch.indices {
+                let p = Pair(bot: batch[i].bot, conversation: PGText.clean(batch[i].inbound.conversationID))
                 if let i = index[p] {
                     of.append(i)
                 } else {
@@ -72,7 +72,7 @@ struct PGCommit {
         // 1. Done marks. 2. The states, locked until the transaction ends. 3. Earlier inbound
         // messages not done, between each state's watermark and the batch.
         var high = [Int64](repeating: 0, count: pairs.unique.count)
-        for (i, c) in batch.enumerated() { high[pairs.of[i]] = max(high[pairs.of[i]], c.inbound.seq) }
+        for i in batch.indices { high[pairs.of[i]] = max(high[pairs.of[i]], batch[i].inbound.seq) }
         reads.statements = [
             (sql.processed, [PGText.array(batch.lazy.map(\.bot)), PGText.array(batch.lazy.map(\.inbound.id))]),
             (sql.lockStates, [PGText.array(pairs.unique.lazy.map(\.bot)), PGText.array(pairs.unique.lazy.map(\.conversation))]),
@@ -81,10 +81,10 @@ struct PGCommit {
         ]
         // 4. The conversations' rows locked, then the newest agent message after the oldest
         // inbound message of each conversation.
-        if batch.contains(where: { !$0.outgoing.isEmpty }) {
+        if batch.indices.contains(where: { !batch[$0].outgoing.isEmpty }) {
             reads.agentCheck = true
             var low: [String: Int64] = [:]
-            for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
+            for i in batch.indices { low[batch[i].inbound.conversationID] = min(low[batch[i].inbound.conversationID] ?? .max, batch[i].inbound.seq) }
             let conversations = Array(low.keys).sorted()
             if let lock = sql.lockConversations { reads.statements.append((lock, [PGText.array(conversations)])) }
             reads.statements.append((sql.agentAfter, [PGText.array(conversations), PGText.array(conversations.map { low[$0]! })]))
@@ -123,25 +123,28 @@ struct PGCommit {
         var committed: [Int] = []
         var overtaken: [Bool] = []
         var handoffs = HandoffRounds()
-        for (i, c) in batch.enumerated() {
+        // `batch[i].…` rather than a copy of each commit: copying one retains every string in it.
+        for i in batch.indices {
             let k = pairs.of[i]
-            let mark = Pair(bot: c.bot, conversation: PGText.clean(c.inbound.id))
+            let seq = batch[i].inbound.seq
+            let mark = Pair(bot: batch[i].bot, conversation: PGText.clean(batch[i].inbound.id))
             if done.contains(mark) { results.append(.duplicate); continue }
-            let earlier = undone[k].contains { $0 < c.inbound.seq && !doneSeqs[k].contains($0) }
+            let earlier = undone[k].contains { $0 < seq && !doneSeqs[k].contains($0) }
             if earlier { results.append(.outOfOrder); continue }
-            if version[k] != c.expectedVersion { results.append(.conflict); continue }
+            if version[k] != batch[i].expectedVersion { results.append(.conflict); continue }
             results.append(.committed)
             done.insert(mark)
-            doneSeqs[k].append(c.inbound.seq)
+            doneSeqs[k].append(seq)
             committed.append(i)
-            overtaken.append((agentSeq[c.inbound.conversationID] ?? 0) > c.inbound.seq)
-            version[k] = c.state.version
+            if reads.agentCheck { overtaken.append((agentSeq[batch[i].inbound.conversationID] ?? 0) > seq) } else { overtaken.append(false) }
+            version[k] = batch[i].state.version
             let before = owner[k]
-            owner[k] = c.state.owner
+            let now = batch[i].state.owner
+            owner[k] = now
             // The inbox: a handoff opens when the owner becomes `waiting`, ends when it leaves it.
-            if c.state.owner == .waiting, before != .waiting {
+            if now == .waiting, before != .waiting {
                 handoffs.add(.open(i), pairs.unique[k].conversation)
-            } else if c.state.owner != .waiting, before == .waiting {
+            } else if now != .waiting, before == .waiting {
                 handoffs.add(.close(i), pairs.unique[k].conversation)
             }
         }
