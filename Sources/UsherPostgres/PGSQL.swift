@@ -351,13 +351,13 @@ package struct PGSQL: Sendable {
         "DELETE FROM \(u).leases WHERE bot = $1 AND worker = $2 AND conversation_id <> ALL($3::text[])"
     }
 
-    /// $1 group, $2 worker, $3 until (epoch): the worker's row in `workers`, then the group's
+    /// $1 group, $2 worker, $3 seconds alive from now: the worker's row in `workers`, then the group's
     /// live rows (this worker's too, unless `until` has passed: it left). Rows dead for a
     /// minute are deleted.
     package var members: String {
         """
         WITH me AS (
-            INSERT INTO \(u).workers (grp, worker, until) VALUES ($1, $2, to_timestamp($3::float8))
+            INSERT INTO \(u).workers (grp, worker, until) VALUES ($1, $2, clock_timestamp() + make_interval(secs => $3::float8))
             ON CONFLICT (grp, worker) DO UPDATE SET until = excluded.until
             RETURNING worker, until),
         gone AS (DELETE FROM \(u).workers WHERE grp = $1 AND worker <> $2 AND until < clock_timestamp() - interval '1 minute')

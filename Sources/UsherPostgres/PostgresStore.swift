@@ -41,16 +41,17 @@ public final class PostgresStore: ChatStore {
     private let listener: PGListener?
     /// Holes in the sequence the cursor has met (by the seq below each): when first seen, and
     /// the transaction-id horizon at a later look (`Gap.horizon`).
-    private let gaps = Mutex<[Int64: Gap]>([:])
+    private let gaps = Mutex<[String: [Int64: Gap]]>([:])   // by bot, then seq
 
     private struct Gap {
         var first: ContinuousClock.Instant
         /// `pg_snapshot_xmax` at a look at least `settle` after the first: the transaction that
-        /// took the number had its id by then, below this. Once every transaction below it has
-        /// ended (the snapshot's xmin reached it) and the hole is still there, that transaction
-        /// rolled back: the number never fills.
+        /// took the number has had its id by then, below this (it gets one at its first write,
+        /// a moment after taking the number; the settle time leaves room for a slow trigger in
+        /// between). Once every transaction below it has ended (the snapshot's xmin reached it)
+        /// and the hole is still there, that transaction rolled back: the number never fills.
         var horizon: Int64?
-        static let settle: Duration = .milliseconds(100)
+        static let settle: Duration = .seconds(1)
     }
     private let quarantined = Atomic<Int>(0)
 
@@ -179,19 +180,19 @@ public final class PostgresStore: ChatStore {
         guard candidate > current else { return }
         let now = ContinuousClock.now
         let timeout = options.gapTimeout
-        let target = gaps.withLock { seen -> Int64 in
+        let target = gaps.withLock { all -> Int64 in
+            var seen = all[bot] ?? [:]
+            defer { all[bot] = seen.filter { $0.key >= current } }
             var target = candidate
             for hole in holes {
                 var gap = seen[hole] ?? Gap(first: now)
                 let rolledBack = gap.horizon.map { xmin >= $0 } ?? false
                 if gap.horizon == nil, now - gap.first >= Gap.settle { gap.horizon = xmax }
                 seen[hole] = gap
-                if !rolledBack && now - gap.first < timeout {
-                    target = hole
-                    break
-                }
+                if !rolledBack && now - gap.first < timeout { return hole }
             }
-            seen = seen.filter { $0.key >= current }
+            // The query lists at most 100 holes: past the last one listed there may be more.
+            if holes.count >= 100, let last = holes.last { target = min(target, last) }
             return target
         }
         guard target > current else { return }
@@ -283,7 +284,9 @@ public final class PostgresStore: ChatStore {
     public func members(group: String, worker: String, until: Date) async throws -> [String] {
         let q = sql.members
         return try await session.run { db in
-            let r = try db.execute(q, [group, worker, String(until.timeIntervalSince1970)], prepare: true)
+            // How long from now, on the server's clock: a worker whose clock is behind is not
+            // taken for gone.
+            let r = try db.execute(q, [group, worker, String(until.timeIntervalSinceNow)], prepare: true)
             return (0..<r.rows).map { r.string($0, 0) }
         }
     }
@@ -318,8 +321,14 @@ public final class PostgresStore: ChatStore {
         guard l.mID == nil else {
             // The message is found by the id it was given, stored now or before: one round trip.
             return try await session.run { db in
-                let r = try db.pipeline([("BEGIN", []), upsert, insert, (sql.messageByID, [id]), ("COMMIT", [])])
-                return try stored(r[3])
+                do {
+                    let r = try db.pipeline([("BEGIN", []), upsert, insert, (sql.messageByID, [id]), ("COMMIT", [])])
+                    return try stored(r[3])
+                } catch {
+                    // A failed statement skips the rest, COMMIT too: end the transaction.
+                    if db.isOK { try? db.script("ROLLBACK") }
+                    throw error
+                }
             }
         }
         // The database numbers messages and the number is the id: it comes back from the insert.

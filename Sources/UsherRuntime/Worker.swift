@@ -38,7 +38,8 @@ public final class Worker: Sendable {
         public var rescanInterval: Duration = .seconds(1)
         /// How often a worker says it is alive to the others sharing its store (`ChatStore.members`)
         /// and looks who else is: a worker that joins gets its share within about this long. One
-        /// silent for four of these counts as gone, and the others split its share.
+        /// silent for twelve of these (3 s: a heartbeat can queue behind a slow statement) counts
+        /// as gone, and the others split its share.
         public var memberInterval: Duration = .milliseconds(250)
         /// The longest wait for new messages before looking again.
         public var idleWait: Duration = .milliseconds(500)
@@ -150,6 +151,11 @@ public final class Worker: Sendable {
     private func dispatchNotifications() async throws {
         let window = max(0.05, options.notificationWindow)
         var position = try await retrying(bots[0], "notifications") { try await self.store.lastNotificationSeq() }
+        // Commits written at the same time can make their notifications visible out of order
+        // (41 after 42): `position` stays below a gap until it fills or is two windows old (a
+        // rolled-back commit), and what was delivered above it is remembered, not sent again.
+        var delivered = Set<Int64>()
+        var gap: (seq: Int64, since: Date)?
         while !isStopping && !Task.isCancelled {
             // Sleep a window, in short steps so a stop request is seen at once.
             let until = ContinuousClock.now + .milliseconds(Int(window * 1000))
@@ -172,9 +178,18 @@ public final class Worker: Sendable {
                 position = fresh.prefix { $0.notification.at < horizon }.last?.seq ?? position
                 continue
             }
-            guard let last = fresh.last else { continue }
-            position = last.seq
-            for digest in NotificationDigest.merge(fresh, window: options.notificationWindow, muted: options.mutedQueues) {
+            let new = fresh.filter { !delivered.contains($0.seq) }
+            delivered.formUnion(new.map(\.seq))
+            for n in fresh {
+                if n.seq != position + 1 {
+                    if gap?.seq != position + 1 { gap = (position + 1, now) }
+                    if now.timeIntervalSince(gap!.since) < 2 * window { break }
+                }
+                position = n.seq
+            }
+            delivered = delivered.filter { $0 > position }
+            if new.isEmpty { continue }
+            for digest in NotificationDigest.merge(new, window: options.notificationWindow, muted: options.mutedQueues) {
                 log.info("agent-notification", ["queue": digest.queue, "conversations": digest.conversations.count,
                                                 "text": options.logText ? digest.text : nil])
                 options.deliver?(digest)
@@ -198,7 +213,7 @@ public final class Worker: Sendable {
     }
 
     private func beat() async throws {
-        let until = clock().addingTimeInterval(4 * Self.seconds(options.memberInterval))
+        let until = clock().addingTimeInterval(12 * Self.seconds(options.memberInterval))
         for bot in bots {
             let members = try await retrying(bot, "members") {
                 try await self.store.members(group: Self.membersGroup(bot.id), worker: self.workerID, until: until)
@@ -341,8 +356,10 @@ public final class Worker: Sendable {
                 lastSeen = max(lastSeen, batch.last!.seq)
                 floor = read.readThrough
                 let prepared = try await prepare(batch, states: read.states, bot)
-                while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
+                // In flight from now on (before waiting for a write: a release after a share
+                // change, made when that write ends, keeps this batch's leases).
                 inFlight.formUnion(prepared.order)
+                while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
                 writing.append((Task { try await self.write(prepared, bot) }, prepared.order))
             }
             while try await finishWriting() != nil {}

@@ -147,9 +147,10 @@ struct PostgresStoreTests {
         let later = try await customer(store, "b", "after the rolled-back one")
         _ = try await reply(store, later, "ok")
         func advance() async throws -> Int64 {
-            for _ in 0..<3 {
+            // First sight; a settle time (1 s) later the horizon is taken; then the check.
+            for pause in [1100, 50, 0] {
                 try await store.advanceCursor(bot: Self.bot.id)
-                try await Task.sleep(for: .milliseconds(150))
+                try await Task.sleep(for: .milliseconds(pause))
             }
             return try await store.cursor(bot: Self.bot.id)
         }

@@ -330,3 +330,78 @@ struct NotificationDeliveryTests {
         try await (dispatcher == "a" ? tb : ta).value
     }
 }
+
+/// An in-memory store whose notifications of some conversations stay out of sight until let
+/// go: a commit that took an earlier notification number and commits after a later one.
+final class LateNotificationStore: ChatStore {
+    let inner = InMemoryStore()
+    let hidden = Mutex<Set<String>>([])
+
+    func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification] {
+        let hide = hidden.withLock { $0 }
+        return try await inner.notifications(after: seq, limit: limit).filter { !hide.contains($0.notification.conversationID) }
+    }
+    func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
+        try await inner.pending(bot: bot, after: cursor, limit: limit)
+    }
+    func waitForChanges(after seq: Int64, timeout: Duration) async throws { try await inner.waitForChanges(after: seq, timeout: timeout) }
+    func cursor(bot: String) async throws -> Int64 { try await inner.cursor(bot: bot) }
+    func advanceCursor(bot: String) async throws { try await inner.advanceCursor(bot: bot) }
+    func state(bot: String, conversation: String) async throws -> ConversationState? {
+        try await inner.state(bot: bot, conversation: conversation)
+    }
+    func commit(_ commit: Commit) async throws -> CommitResult { try await inner.commit(commit) }
+    func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
+        try await inner.claim(bot: bot, conversations: conversations, worker: worker, until: until)
+    }
+    func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date, skipping: Set<String>,
+                      share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
+        try await inner.claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
+                                     share: share, holds: holds)
+    }
+    func members(group: String, worker: String, until: Date) async throws -> [String] {
+        try await inner.members(group: group, worker: worker, until: until)
+    }
+    func release(bot: String, worker: String, keeping: Set<String>) async throws {
+        try await inner.release(bot: bot, worker: worker, keeping: keeping)
+    }
+    func append(_ message: NewMessage) async throws -> StoredMessage { try await inner.append(message) }
+    func transcript(conversation: String) async throws -> [StoredMessage] { try await inner.transcript(conversation: conversation) }
+    func inbox(bot: String) async throws -> [InboxEntry] { try await inner.inbox(bot: bot) }
+    func lastNotificationSeq() async throws -> Int64 { try await inner.lastNotificationSeq() }
+    func close() async throws { try await inner.close() }
+    func latestSeq() async throws -> Int64 { try await inner.latestSeq() }
+    func conversation(_ id: String) async throws -> ConversationInfo? { try await inner.conversation(id) }
+    func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
+        try await inner.states(bot: bot, conversations: conversations)
+    }
+    func commit(batch: [Commit]) async throws -> [CommitResult] { try await inner.commit(batch: batch) }
+}
+
+@Suite("Notifications out of order") struct LateNotificationTests {
+    /// Two commits written at once can show their notifications out of order (a worker writes
+    /// two batches at a time; several workers share a store): the earlier one, seen late, is
+    /// still delivered, and nothing is delivered twice.
+    @Test func aNotificationSeenLateIsStillDelivered() async throws {
+        let store = LateNotificationStore()
+        store.hidden.withLock { $0 = ["c0"] }
+        let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
+        let got = Mutex<[NotificationDigest]>([])
+        var options = Worker.Options()
+        options.idleWait = .milliseconds(20)
+        options.notificationWindow = 0.2
+        options.deliver = { d in got.withLock { $0.append(d) } }
+        let worker = Worker(store: store, bots: [bot], workerID: "w", options: options, log: Logger(minimum: .error))
+        let task = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(100))
+        for c in 0..<2 { for k in 0..<4 { try await store.append(NewMessage(conversationID: "c\(c)", from: .customer, text: "m\(k)")) } }
+        try await eventually("c1's digest") { got.withLock { $0.contains { $0.conversations.contains("c1") } } }
+        store.hidden.withLock { $0 = [] }
+        try await eventually("c0's digest, seen late") { got.withLock { $0.contains { $0.conversations.contains("c0") } } }
+        try await Task.sleep(for: .milliseconds(500))
+        let all = got.withLock { $0 }.flatMap(\.conversations)
+        #expect(all.sorted() == ["c0", "c1"], "each delivered once: \(all)")
+        worker.requestStop()
+        try await task.value
+    }
+}
