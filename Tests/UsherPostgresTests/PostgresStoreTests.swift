@@ -168,6 +168,20 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// An append the database refuses fails alone: the session it ran on is not left inside an
+    /// aborted transaction (the pipelined append's COMMIT is skipped after the error).
+    @Test func aRefusedAppendLeavesTheSessionUsable() async throws {
+        let url = try TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        try TestDB.server.psql("ALTER TABLE messages ADD CONSTRAINT no_boom CHECK (content <> 'boom')", database: database)
+        await #expect(throws: StoreError.self) { try await store.append(NewMessage(conversationID: "a", from: .customer, text: "boom")) }
+        let next = try await customer(store, "a", "fine")
+        #expect(try await store.cursor(bot: Self.bot.id) == 0)
+        #expect(try await store.transcript(conversation: "a").map(\.id) == [next.id])
+        try await store.close()
+    }
+
     /// Workers say they are alive until a time; one that stops saying so drops out of the list
     /// (and the others split its share), as does one that leaves; groups are apart.
     @Test func membersComeAndGo() async throws {
