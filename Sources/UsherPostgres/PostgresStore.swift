@@ -47,11 +47,13 @@ public final class PostgresStore: ChatStore {
         var first: ContinuousClock.Instant
         /// `pg_snapshot_xmax` at a look at least `settle` after the first: the transaction that
         /// took the number has had its id by then, below this (it gets one at its first write,
-        /// a moment after taking the number; the settle time leaves room for a slow trigger in
-        /// between). Once every transaction below it has ended (the snapshot's xmin reached it)
-        /// and the hole is still there, that transaction rolled back: the number never fills.
+        /// microseconds after taking the number unless a BEFORE trigger is slow in between; the
+        /// native append and the worker's commits have theirs before). Once every transaction
+        /// below it has ended (the snapshot's xmin reached it) and the hole is still there, that
+        /// transaction rolled back: the number never fills. Until then reads stop below the
+        /// hole, so this is kept short.
         var horizon: Int64?
-        static let settle: Duration = .seconds(1)
+        static let settle: Duration = .milliseconds(250)
     }
     private let quarantined = Atomic<Int>(0)
 

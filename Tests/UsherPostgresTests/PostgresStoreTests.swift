@@ -147,8 +147,8 @@ struct PostgresStoreTests {
         let later = try await customer(store, "b", "after the rolled-back one")
         _ = try await reply(store, later, "ok")
         func advance() async throws -> Int64 {
-            // First sight; a settle time (1 s) later the horizon is taken; then the check.
-            for pause in [1100, 50, 0] {
+            // First sight; a settle time (250 ms) later the horizon is taken; then the check.
+            for pause in [300, 50, 0] {
                 try await store.advanceCursor(bot: Self.bot.id)
                 try await Task.sleep(for: .milliseconds(pause))
             }
