@@ -105,7 +105,14 @@ public final class Worker: Sendable {
             for bot in bots { group.addTask { try await self.follow(bot) } }
             group.addTask { try await self.dispatchNotifications() }
             group.addTask { try await self.heartbeat() }
-            try await group.waitForAll()
+            do {
+                try await group.waitForAll()
+            } catch {
+                // One part failed: the others stop too, and their writes in flight stop retrying
+                // (they are not children of the group, so cancelling it does not reach them).
+                requestStop()
+                throw error
+            }
         }
         for bot in bots {
             try? await store.release(bot: bot.id, worker: workerID)
