@@ -164,10 +164,7 @@ public final class Worker: Sendable {
         var delivered = Set<Int64>()
         var gap: (seq: Int64, since: Date)?
         while !isStopping && !Task.isCancelled {
-            // Sleep a window, in short steps so a stop request is seen at once.
-            let until = ContinuousClock.now + .milliseconds(Int(window * 1000))
-            while ContinuousClock.now < until && !isStopping { try? await Task.sleep(for: .milliseconds(50)) }
-            if isStopping { break }
+            if await pause(.milliseconds(Int(window * 1000))) { break }
             let now = clock()
             let lease = Self.dispatchLease
             let dispatching = try await retrying(bots[0], "notifications") {
@@ -212,11 +209,17 @@ public final class Worker: Sendable {
     /// Says every `memberInterval` that this worker is alive, and takes each bot's share anew.
     private func heartbeat() async throws {
         while !isStopping && !Task.isCancelled {
-            let until = ContinuousClock.now + options.memberInterval
-            while ContinuousClock.now < until && !isStopping { try? await Task.sleep(for: .milliseconds(50)) }
-            if isStopping { break }
+            if await pause(options.memberInterval) { break }
             try await beat()
         }
+    }
+
+    /// Sleeps `duration` in short steps, so that a stop request is seen at once; whether the
+    /// worker is stopping.
+    private func pause(_ duration: Duration) async -> Bool {
+        let until = ContinuousClock.now + duration
+        while ContinuousClock.now < until && !isStopping { try? await Task.sleep(for: .milliseconds(50)) }
+        return isStopping
     }
 
     private func beat() async throws {
@@ -251,17 +254,10 @@ public final class Worker: Sendable {
         var rescanned = ContinuousClock.now
         var advanced = ContinuousClock.now
         var committedSinceAdvance = false
-        func advance() async throws {
-            await moving?.value
-            collectMoved()
-            try await retrying(bot, "advance-cursor") { try await self.store.advanceCursor(bot: bot.id) }
-            cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
-            advanced = ContinuousClock.now
-            committedSinceAdvance = false
-        }
         // While work flows the cursor moves in the background: moving it takes a statement that
         // walks the done messages since the last move, and the loop waiting for it held up the
-        // messages arriving meanwhile (a tail of the latency). `moved` is its result.
+        // messages arriving meanwhile (a tail of the latency). `moved` is its result. When the
+        // worker runs out of work it waits for the move (`advance`).
         let moved = Locked<Int64?>(nil)
         var moving: Task<Void, Never>?
         func startMoving() {
@@ -280,6 +276,13 @@ public final class Worker: Sendable {
             guard let c = moved.withLock({ v -> Int64? in defer { v = nil }; return v }) else { return }
             if c >= 0 { cursor = max(cursor, c) }
             moving = nil
+        }
+        func advance() async {
+            await moving?.value   // one already on its way: it predates the last commits
+            collectMoved()
+            startMoving()
+            await moving?.value
+            collectMoved()
         }
         // While batches are written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
@@ -351,7 +354,7 @@ public final class Worker: Sendable {
                 }
                 if batch.isEmpty {
                     // The cursor only saves reading done messages again: move it when idle.
-                    if committedSinceAdvance { try await advance() }
+                    if committedSinceAdvance { await advance() }
                     if !reportedReady {
                         reportedReady = true
                         if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
