@@ -88,10 +88,11 @@ let package = Package(
                     dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherStore", "UsherEngine", "UsherSQLMapping",
                                    "UsherDiagnostics"]),
         .testTarget(name: "UsherStdioTests", dependencies: ["UsherStdio", "UsherSQLite", "UsherStore", "UsherEngine"]),
-        .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules"]),
+        .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules",
+                                                      "UsherBenchSupport"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
-                                                     "UsherPostgresTestServer"]),
+                                                     "UsherPostgresTestServer", "UsherBenchSupport"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
     ]
 )

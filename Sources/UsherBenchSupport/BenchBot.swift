@@ -3,8 +3,8 @@ public import UsherRuntime
 public import UsherStore
 import UsherEngine
 
-/// The bot of the worker benchmarks (`usher-bench --only worker`, `usher-pg-bench`): three canned
-/// replies, then a handoff on the fourth customer message.
+/// The bot of the worker benchmarks (`usher-bench --only worker`, `usher-pg-bench`) and of the
+/// worker tests: three canned replies, then a handoff on the fourth customer message.
 public enum BenchBot {
     public static let rules = """
     version: 1

@@ -48,6 +48,11 @@ public final class PostgresTestServer: @unchecked Sendable {
         return url(database: name)
     }
 
+    /// The database a URL of `createDatabase` names (for `psql`).
+    public static func database(of url: String) -> String {
+        String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+    }
+
     /// Runs SQL with psql against `database`; returns what it printed (unaligned, tuples only).
     @discardableResult
     public func psql(_ sql: String, database: String = "postgres") throws -> String {

@@ -43,7 +43,7 @@ struct PostgresStoreTests {
         let server = try TestDB.server
         let url = try server.createDatabase(encoding: "SQL_ASCII")
         let store = try await PostgresStore(url: url)
-        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        let database = PostgresTestServer.database(of: url)
         try server.psql("""
             INSERT INTO conversations (id) VALUES ('bad');
             INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('m-bad', 'bad', 'customer', E'caf\\\\xe9 \\\\xff!');
@@ -173,7 +173,7 @@ struct PostgresStoreTests {
     @Test func aRefusedAppendLeavesTheSessionUsable() async throws {
         let url = try TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
-        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        let database = PostgresTestServer.database(of: url)
         try TestDB.server.psql("ALTER TABLE messages ADD CONSTRAINT no_boom CHECK (content <> 'boom')", database: database)
         await #expect(throws: StoreError.self) { try await store.append(NewMessage(conversationID: "a", from: .customer, text: "boom")) }
         let next = try await customer(store, "a", "fine")
@@ -207,7 +207,7 @@ struct PostgresStoreTests {
     @Test func aMessageTheDatabaseRefusesIsQuarantined() async throws {
         let url = try TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
-        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        let database = PostgresTestServer.database(of: url)
         try TestDB.server.psql("ALTER TABLE messages ALTER COLUMN content TYPE varchar(40)", database: database)
         let a = try await customer(store, "a", "hi")
         let b = try await customer(store, "b", "hi")
@@ -293,7 +293,7 @@ struct PostgresStoreTests {
     @Test func runsAsALeastPrivilegedRole() async throws {
         let server = try TestDB.server
         let url = try server.createDatabase()
-        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        let database = PostgresTestServer.database(of: url)
         try server.psql("""
             DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'usher_worker') THEN CREATE ROLE usher_worker LOGIN; END IF; END $$;
             CREATE SCHEMA usher AUTHORIZATION usher_worker;
@@ -318,7 +318,7 @@ struct PostgresStoreTests {
         mapping.intake = .poll
         mapping.pollInterval = .milliseconds(50)
         let store = try await PostgresStore(url: url, mapping: mapping)
-        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        let database = PostgresTestServer.database(of: url)
         #expect(try TestDB.server.psql("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal", database: database)
                     .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         let latest = try await store.latestSeq()

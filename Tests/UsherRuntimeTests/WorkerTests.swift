@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UsherBenchSupport
 import UsherEngine
 import UsherRuntime
 import UsherStore
@@ -16,16 +17,8 @@ func temporaryBot(_ rules: String) throws -> URL {
     return dir
 }
 
-let seedRules = """
-version: 1
-rules:
-  - id: opening
-    when: {customer_messages: {at_most: 3}}
-    then: [reply: {sequence: ["one", "two", "three"]}]
-  - id: threshold
-    when: {customer_messages: {at_least: 4}}
-    then: [handoff: {reason: threshold}]
-"""
+/// The seed's behaviour in short: three replies, a handoff on the fourth message.
+let seedRules = BenchBot.rules
 
 /// Runs `body` with a worker running in the background, then stops it and waits for it.
 func withWorker(_ store: any ChatStore, _ bots: [BotRuntime], id: String = "w1", groupCommit: Bool = true,

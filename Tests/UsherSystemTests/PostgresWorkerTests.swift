@@ -128,7 +128,7 @@ struct PostgresWorkerTests {
     @Test func helpdeskSchemaThroughAMapping() async throws {
         let server = try Self.server
         let url = try server.createDatabase(prefix: "helpdesk")
-        let database = String(url.split(separator: "?")[0].dropFirst("postgresql:///".count))
+        let database = PostgresTestServer.database(of: url)
         try server.psql(try String(contentsOf: repoRoot.appendingPathComponent("examples/mapping/helpdesk-schema.sql"), encoding: .utf8),
                         database: database)
         let scratch = try Scratch()

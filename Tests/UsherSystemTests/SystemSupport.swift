@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UsherBenchSupport
 import UsherSQLite
 import UsherStore
 
@@ -26,16 +27,7 @@ struct Scratch {
         try Data(rules.utf8).write(to: botDir.appendingPathComponent("rules.yaml"))
     }
 
-    static let seedRules = """
-    version: 1
-    rules:
-      - id: opening
-        when: {customer_messages: {at_most: 3}}
-        then: [reply: {sequence: ["one", "two", "three"]}]
-      - id: threshold
-        when: {customer_messages: {at_least: 4}}
-        then: [handoff: {reason: threshold}]
-    """
+    static let seedRules = BenchBot.rules
 
     func remove() { try? FileManager.default.removeItem(at: dir) }
 }
