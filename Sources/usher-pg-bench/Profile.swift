@@ -20,7 +20,7 @@ struct Profile {
     static func read(_ server: BenchServer, database: String, sql: PGSQL) throws -> Profile {
         let names = Self.names(sql)
         let out = try server.psql("""
-            SELECT calls, rows, total_exec_time, regexp_replace(query, '\\s+', ' ', 'g')
+            SELECT calls, rows, total_exec_time, regexp_replace(regexp_replace(query, '--[^\\n]*', '', 'g'), '\\s+', ' ', 'g')
             FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '\(database)')
             """)
         var byName: [String: Row] = [:]
@@ -62,7 +62,7 @@ struct Profile {
         return Dictionary(n.map { (normalize($0.key), $0.value) }, uniquingKeysWith: { a, _ in a })
     }
 
-    /// Whitespace collapsed; parameters, string and number literals all `$` (pg_stat_statements
+    /// Comments dropped, whitespace collapsed; parameters, string and number literals all `$` (pg_stat_statements
     /// shows constants as parameters, and pgbench numbers parameters its own way); no final `;`.
     static func normalize(_ s: String) -> String {
         var out = ""
@@ -77,6 +77,11 @@ struct Profile {
                 if !lastSpace { out.append(" ") }
                 lastSpace = true
                 i += 1
+                continue
+            }
+            if ch == "-", i + 1 < chars.count, chars[i + 1] == "-" {
+                // A comment (kept in pg_stat_statements' text; an apostrophe in it is no quote).
+                while i < chars.count, chars[i] != "\n" { i += 1 }
                 continue
             }
             lastSpace = false
