@@ -31,8 +31,8 @@ package struct PGSQL: Sendable {
     }
 
     /// $1 cursor, $2 bot, $3 limit, $4 worker, $5 lease end (epoch seconds), $6 seconds, $7
-    /// conversations to skip (text[]: the worker's batch in flight), $8 and $9 the share (count
-    /// and index; `shareSlot`): `pending` and `claim` in one statement. The oldest pending
+    /// conversations to skip (text[]: the worker's batches in flight), $8 and $9 the share (count
+    /// and index; `shareSlot`), $10 the seq each conversation of $7 was read through (int8[]): `pending` and `claim` in one statement. The oldest pending
     /// messages of the share's conversations that no other live
     /// worker holds; the leases among them that are not this worker's for at least $6 more
     /// seconds are taken (inserted in a fixed order; free or expired ones taken over, one another
@@ -72,13 +72,15 @@ package struct PGSQL: Sendable {
             RETURNING l.conversation_id AS c)
         SELECT cand.*, s.state, (
             -- How far the read covered: to its last row, or to just below the first hole or the
-            -- first message it skipped as in flight (a conversation's next message, to be read
-            -- once its batch is written).
+            -- first message it skipped as in flight that its batch did not read (after the seq
+            -- the batch read that conversation through: its next message, to be read once the
+            -- batch is written). No parameter is named in these comments: pgbench would bind it.
             SELECT least(coalesce(min(t.prev) FILTER (WHERE t.seq > t.prev + 1), max(t.seq)),
                          coalesce(min(t.seq) FILTER (WHERE t.skipped) - 1, max(t.seq)))
             FROM (SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, $1::int8) OVER (ORDER BY m.\(l.mSeq)) AS prev,
-                         \(l.inbound) AND m.\(l.mConversation)::text IN (SELECT unnest($7::text[])) AS skipped
+                         \(l.inbound) AND m.\(l.mSeq) > f.through AS skipped
                   FROM \(l.messages) AS m
+                  LEFT JOIN unnest($7::text[], $10::int8[]) AS f(c, through) ON f.c = m.\(l.mConversation)::text
                   WHERE m.\(l.mSeq) > $1::int8 AND m.\(l.mSeq) <= (SELECT max(usher_seq) FROM cand)) AS t)
         FROM cand
         LEFT JOIN \(u).bot_state AS s ON s.bot = $2 AND s.conversation_id = cand.usher_c

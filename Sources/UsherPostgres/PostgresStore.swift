@@ -111,12 +111,13 @@ public final class PostgresStore: ChatStore {
     /// One statement (`PGSQL.claimPending`); the database's leases decide what this worker
     /// holds, so `holds` is not asked: a lease is renewed once less than half of it is left.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
+                             skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
         let q = sql.claimPending
-        let skip = PGText.array(skipping.sorted())
+        let inFlight = skipping.sorted { $0.key < $1.key }
+        let skip = PGText.array(inFlight.map(\.key)), skipThrough = PGText.array(inFlight.map(\.value))
         let (messages, texts, through) = try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
-                                       String(max(0, until.timeIntervalSinceNow / 2)), skip, String(share.count), String(share.index)],
+                                       String(max(0, until.timeIntervalSinceNow / 2)), skip, String(share.count), String(share.index), skipThrough],
                                    prepare: true)
             var texts: [String: String] = [:]
             let messages = (0..<r.rows).map { i in

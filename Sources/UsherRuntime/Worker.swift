@@ -258,15 +258,18 @@ public final class Worker: Sendable {
         // walks the done messages since the last move, and the loop waiting for it held up the
         // messages arriving meanwhile (a tail of the latency). `moved` is its result. When the
         // worker runs out of work it waits for the move (`advance`).
+        // Workers sharing the bot share its cursor, and a move walks every message since the
+        // last: while work flows only the first of them moves it (`mover`), the others read
+        // where it is; each moves it when it runs out of work.
         let moved = Locked<Int64?>(nil)
         var moving: Task<Void, Never>?
-        func startMoving() {
+        func startMoving(mover: Bool = true) {
             guard moving == nil else { return }
             advanced = ContinuousClock.now
             committedSinceAdvance = false
             moving = Task {
                 let c = try? await self.retrying(bot, "advance-cursor") { () async throws -> Int64 in
-                    try await self.store.advanceCursor(bot: bot.id)
+                    if mover { try await self.store.advanceCursor(bot: bot.id) }
                     return try await self.store.cursor(bot: bot.id)
                 }
                 moved.withLock { $0 = c ?? -1 }
@@ -287,14 +290,15 @@ public final class Worker: Sendable {
         // While batches are written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
         var writing: [(task: Task<Bool, any Error>, conversations: [String])] = []
-        var inFlight = Set<String>()
+        // The conversations of the batches in flight, each with the seq its batch was read through.
+        var inFlight: [String: Int64] = [:]
         var share = shares.withLock { $0[bot.id] } ?? .all
         // Writes in flight when the share last changed: once they are written, their
         // conversations' leases go too (else a conversation now in another's share would wait
         // for its lease to run out).
         var releaseOnceWritten = 0
         func release() async throws {
-            let keeping = inFlight
+            let keeping = Set(inFlight.keys)
             try await retrying(bot, "release") { try await self.store.release(bot: bot.id, worker: self.workerID, keeping: keeping) }
             let prefix = bot.id + "\u{0}"
             leases.withLock { l in l = l.filter { !$0.key.hasPrefix(prefix) || keeping.contains(String($0.key.dropFirst(prefix.count))) } }
@@ -304,13 +308,13 @@ public final class Worker: Sendable {
             guard !writing.isEmpty else { return nil }
             let w = writing.removeFirst()
             let progress = try await w.task.value
-            inFlight.subtract(w.conversations)
+            for c in w.conversations { inFlight[c] = nil }
             if releaseOnceWritten > 0 {
                 releaseOnceWritten -= 1
                 if releaseOnceWritten == 0 { try await release() }
             }
             committedSinceAdvance = committedSinceAdvance || progress
-            if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { startMoving() }
+            if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { startMoving(mover: share.index == 0) }
             return progress
         }
         do {
@@ -349,7 +353,7 @@ public final class Worker: Sendable {
                     // the wait below starts after it — the bot's own replies, written earlier, cannot
                     // wake it at once, and a message that arrived between the two reads is not waited for.
                     latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-                    read = try await intake(bot, after: max(cursor, floor), skipping: [], share: share)
+                    read = try await intake(bot, after: max(cursor, floor), skipping: [:], share: share)
                     batch = read.messages
                 }
                 if batch.isEmpty {
@@ -368,7 +372,10 @@ public final class Worker: Sendable {
                 let prepared = try await prepare(batch, states: read.states, bot)
                 // In flight from now on (before waiting for a write: a release after a share
                 // change, made when that write ends, keeps this batch's leases).
-                inFlight.formUnion(prepared.order)
+                // Each conversation's messages up to its last in the batch are in flight: the
+                // read returned every one it saw in its range. (One committed there later — a
+                // hole when read — waits for the rescan.)
+                for (c, messages) in prepared.byConversation { inFlight[c] = messages.last!.seq }
                 while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
                 writing.append((Task { try await self.write(prepared, bot) }, prepared.order))
             }
@@ -385,7 +392,7 @@ public final class Worker: Sendable {
     /// The next batch: pending messages of conversations this worker holds, claiming those it
     /// does not hold for at least half a lease yet (a claim is a write, and most batches
     /// continue conversations already held), leaving out the conversations of the batch in flight.
-    private func intake(_ bot: BotRuntime, after cursor: Int64, skipping: Set<String>, share: Share) async throws -> Intake {
+    private func intake(_ bot: BotRuntime, after cursor: Int64, skipping: [String: Int64], share: Share) async throws -> Intake {
         let now = clock()
         let until = now.addingTimeInterval(options.lease)
         let fresh = now.addingTimeInterval(options.lease / 2)

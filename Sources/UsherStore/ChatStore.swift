@@ -40,8 +40,11 @@ public protocol ChatStore: Sendable {
 
     /// A worker's intake: the oldest pending messages (as `pending`) of conversations it holds
     /// or can claim until `until` (as `claim`), after claiming them; messages of conversations
-    /// another worker holds, and of those in `skipping` (the worker's batch in flight), are left
-    /// out. `holds` says which conversations the worker already
+    /// another worker holds, and of those in `skipping` (the worker's batches in flight), are left
+    /// out. `skipping` maps each conversation in flight to the `seq` its batch was read through:
+    /// its messages up to there are in flight, those after it were not read, and the read's
+    /// `readThrough` stays below the first of them (read again once the batch is written), not
+    /// below the messages in flight (a read would then walk the batches in flight again). `holds` says which conversations the worker already
     /// holds long enough not to claim them again (stores that keep leases themselves may decide
     /// that on their own). Stores that can read and claim in one statement do (PostgreSQL: so
     /// that workers sharing a database read disjoint conversations); the default is `pending`,
@@ -50,7 +53,7 @@ public protocol ChatStore: Sendable {
     /// With a `share` other than `.all`, only conversations in that share are read (workers
     /// sharing a store split the conversations between them, see `members`).
     func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                      skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake
+                      skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake
 
     /// The workers of `group` alive now, sorted, `worker` among them: it says it is alive until
     /// `until` (a worker calls it again well before; a time past: it leaves). Workers reading the same bot's
@@ -105,7 +108,7 @@ public protocol ChatStore: Sendable {
 extension ChatStore {
     /// Every conversation, no share (one worker, or a store whose workers do not split).
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, holds: @Sendable (String) -> Bool) async throws -> Intake {
+                             skipping: [String: Int64], holds: @Sendable (String) -> Bool) async throws -> Intake {
         try await claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
                                share: .all, holds: holds)
     }
@@ -136,18 +139,20 @@ extension ChatStore {
     /// `pending` then `claim`. Sequence numbers here commit in order (one writer at a time), so
     /// the read covers everything up to the last message it returned.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
+                             skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
         // The batch in flight is usually the head of what is pending: read past it.
         let read = try await pending(bot: bot, after: cursor, limit: skipping.isEmpty && share == .all ? limit : 2 * limit)
         let kept = skipping.isEmpty && share == .all ? read
-            : read.filter { !skipping.contains($0.conversationID) && share.contains($0.conversationID) }
+            : read.filter { skipping[$0.conversationID] == nil && share.contains($0.conversationID) }
         let batch = Array(kept.prefix(limit))
         var seen = Set<String>()
         let wanted = batch.map(\.conversationID).filter { !holds($0) && seen.insert($0).inserted }
         let claimed = wanted.isEmpty ? [] : try await claim(bot: bot, conversations: wanted, worker: worker, until: until)
         var through = kept.count > limit ? batch.last!.seq : read.last?.seq ?? cursor
-        // A message skipped as in flight is read again once its batch is written.
-        if let skipped = read.first(where: { skipping.contains($0.conversationID) }) { through = min(through, skipped.seq - 1) }
+        // A message skipped as in flight, after what its batch read, is read again once the batch is written.
+        if let skipped = read.first(where: { m in skipping[m.conversationID].map { m.seq > $0 } ?? false }) {
+            through = min(through, skipped.seq - 1)
+        }
         return Intake(messages: batch.filter { claimed.contains($0.conversationID) || holds($0.conversationID) },
                       readThrough: max(cursor, through))
     }

@@ -225,30 +225,36 @@ public struct ConformanceSuite: Sendable {
         // B holds y: A reads x's messages only, in order, and now holds x.
         let held = try await store.claim(bot: bot, conversations: ["y"], worker: "B", until: until)
         expect(held == ["y"], "B claims y")
-        let read = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [],
+        let read = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [:],
                                                 holds: { _ in false })
         let a = read.messages
         expect(a.map(\.id) == [x1.id, x2.id], "A reads the conversations no one else holds, in order: \(a.map(\.text))")
         expect(read.readThrough >= x2.seq, "the read covers what it returned and passed over: \(read.readThrough) < \(x2.seq)")
-        let b = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [], holds: { $0 == "y" }).messages
+        let b = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [:], holds: { $0 == "y" }).messages
         expect(b.map(\.id) == [y1.id], "B reads its own conversation only, not A's: \(b.map(\.text))")
         // A renews what it holds; done messages are not read again.
         _ = try await commit(store, x1, reply: "ok")
-        let again = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [], holds: { $0 == "x" }).messages
+        let again = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [:], holds: { $0 == "x" }).messages
         expect(again.map(\.id) == [x2.id], "a held conversation's next message, not the done one: \(again.map(\.text))")
         // Released, y goes to whoever reads next.
         try await store.release(bot: bot, worker: "B")
-        let taken = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [], holds: { $0 == "x" }).messages
+        let taken = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: [:], holds: { $0 == "x" }).messages
         expect(taken.map(\.id) == [y1.id, x2.id], "a released conversation can be claimed: \(taken.map(\.text))")
-        let none = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [], holds: { _ in false }).messages
+        let none = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "B", until: until, skipping: [:], holds: { _ in false }).messages
         expect(none.isEmpty, "B gets nothing while A holds both: \(none.map(\.text))")
-        // The conversations of A's batch in flight are skipped.
-        let skippedRead = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until, skipping: ["y"],
-                                                       holds: { $0 == "x" || $0 == "y" })
+        // The conversations of A's batches in flight are skipped: y, its batch read before y1.
+        let skippedRead = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until,
+                                                       skipping: ["y": y1.seq - 1], holds: { $0 == "x" || $0 == "y" })
         let skipped = skippedRead.messages
         expect(skipped.map(\.id) == [x2.id], "conversations in flight are skipped: \(skipped.map(\.text))")
         expect(skippedRead.readThrough < y1.seq,
-               "a read does not cover a message it skipped as in flight: \(skippedRead.readThrough) ≥ \(y1.seq)")
+               "a read does not cover a message it skipped as in flight and unread: \(skippedRead.readThrough) ≥ \(y1.seq)")
+        // y1 itself in flight: the read covers it (the next read does not walk it again).
+        let pastRead = try await store.claimPending(bot: bot, after: 0, limit: 10, worker: "A", until: until,
+                                                    skipping: ["y": y1.seq], holds: { $0 == "x" || $0 == "y" })
+        expect(pastRead.messages.map(\.id) == [x2.id], "conversations in flight are skipped: \(pastRead.messages.map(\.text))")
+        expect(pastRead.readThrough >= x2.seq,
+               "a read covers the messages in flight it skipped: \(pastRead.readThrough) < \(x2.seq)")
     }
 
     /// Two workers reading shares 1/2 and 2/2 read every conversation once between them; a
@@ -259,7 +265,7 @@ public struct ConformanceSuite: Sendable {
         var all: [String] = []
         for i in 0..<12 { all.append(try await customer(store, "s\(i)", "\(i)").id) }
         func read(_ worker: String, _ share: Share) async throws -> [StoredMessage] {
-            try await store.claimPending(bot: bot, after: 0, limit: 100, worker: worker, until: until, skipping: [], share: share,
+            try await store.claimPending(bot: bot, after: 0, limit: 100, worker: worker, until: until, skipping: [:], share: share,
                                          holds: { _ in false }).messages
         }
         let a = try await read("A", Share(index: 0, count: 2))

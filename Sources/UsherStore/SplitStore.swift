@@ -28,7 +28,7 @@ public final class SplitStore: ChatStore {
         try await any.claim(bot: bot, conversations: conversations, worker: worker, until: until)
     }
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
-                             skipping: Set<String>, share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
+                             skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
         try await any.claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
                                    share: share, holds: holds)
     }

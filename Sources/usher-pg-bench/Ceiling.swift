@@ -52,11 +52,14 @@ struct Ceiling {
         var out: [Statement] = []
         // Worker.intake: the batch read and claimed (PostgresStore.claimPending), from a cursor
         // just below it, in the client's share, skipping the conversations of the batch before
-        // (the worker's batch in flight).
-        let inFlight = Set(previous.map { backlog.message($0).conversationID })
+        // (the worker's batch in flight), each with the seq that batch read it through.
+        var inFlight: [String: Int64] = [:]
+        for m in previous.map(backlog.message) { inFlight[m.conversationID] = max(inFlight[m.conversationID] ?? 0, m.seq) }
+        let inFlightOrder = inFlight.keys.sorted()
         out.append(Statement(sql: sql.claimPending, params: [
             String(messages[0].seq - 1), bot.id, String(batchSize), worker, String(until.timeIntervalSince1970),
-            String(until.timeIntervalSince(now) / 2), Arr.text(inFlight.sorted()), String(share.count), String(share.index),
+            String(until.timeIntervalSince(now) / 2), Arr.text(inFlightOrder), String(share.count), String(share.index),
+            "{" + inFlightOrder.map { String(inFlight[$0]!) }.joined(separator: ",") + "}",
         ]))
         // Worker.prepare: the states came with the batch; every message decided in memory.
         var batch: [Commit] = []

@@ -71,12 +71,12 @@ struct PostgresStoreTests {
         let later = try await customer(store, "b", "after the slow one")
         let until = Date().addingTimeInterval(30)
         let read = try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: until,
-                                                skipping: [], holds: { _ in false })
+                                                skipping: [:], holds: { _ in false })
         #expect(read.messages.map(\.id) == [first.id, later.id])
         #expect(read.readThrough == first.seq, "the read covers up to the hole, not past it (\(read.readThrough))")
         try slow.script("COMMIT")
         let next = try await store.claimPending(bot: Self.bot.id, after: read.readThrough, limit: 10, worker: "w", until: until,
-                                                skipping: [first.conversationID, later.conversationID], holds: { _ in false })
+                                                skipping: [first.conversationID: first.seq, later.conversationID: later.seq], holds: { _ in false })
         #expect(next.messages.map(\.id) == ["late"])
         try await store.close()
     }

@@ -347,7 +347,7 @@ final class LateNotificationStore: ChatStore {
     func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
         try await inner.claim(bot: bot, conversations: conversations, worker: worker, until: until)
     }
-    func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date, skipping: Set<String>,
+    func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date, skipping: [String: Int64],
                       share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
         try await inner.claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
                                      share: share, holds: holds)
