@@ -162,6 +162,17 @@ public final class PostgresStore: ChatStore {
         }
     }
 
+    /// NOTIFYs received, while the LISTEN connection is up (else `nil`: the store polls).
+    public var changeGeneration: UInt64? {
+        guard let listener, listener.isListening else { return nil }
+        return listener.generation
+    }
+
+    public func waitForChanges(since generation: UInt64, timeout: Duration) async {
+        guard let listener else { try? await Task.sleep(for: timeout); return }
+        await listener.signal.wait(since: generation, timeout: timeout)
+    }
+
     public func cursor(bot: String) async throws -> Int64 {
         let q = sql.cursor
         return try await session.run { db in

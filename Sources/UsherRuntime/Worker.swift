@@ -290,6 +290,8 @@ public final class Worker: Sendable {
         // While batches are written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
         var writing: [(task: Task<Bool, any Error>, conversations: [String])] = []
+        // Notified as each write ends: the loop waits for either that or a new message.
+        let written = ChangeSignal()
         // The conversations of the batches in flight, each with the seq its batch was read through.
         var inFlight: [String: Int64] = [:]
         var share = shares.withLock { $0[bot.id] } ?? .all
@@ -336,10 +338,14 @@ public final class Worker: Sendable {
                 }
                 // What a read passes over below its readThrough is another worker's (held under
                 // a lease), so it is not looked for again at once: only at the next rescan.
+                let generation = store.changeGeneration, writes = written.generation
                 var read = try await intake(bot, after: max(cursor, floor), skipping: inFlight, share: share)
                 var batch = read.messages
                 if batch.isEmpty, !writing.isEmpty {
-                    // Nothing to read beside the batches in flight: let the oldest finish, then look again.
+                    // Nothing to read beside the batches in flight: wait for the oldest to be
+                    // written — or, where the store signals new messages, for one to arrive,
+                    // read at once (else it would wait for a whole commit before its read).
+                    if let generation, await newMessage(since: generation, before: written, since: writes) { continue }
                     if try await finishWriting() == false {
                         // Everything it held waits on an earlier message (or lost its lease
                         // meanwhile): wait for the store to change instead of spinning.
@@ -377,7 +383,10 @@ public final class Worker: Sendable {
                 // hole when read — waits for the rescan.)
                 for (c, messages) in prepared.byConversation { inFlight[c] = messages.last!.seq }
                 while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
-                writing.append((Task { try await self.write(prepared, bot) }, prepared.order))
+                writing.append((Task {
+                    defer { written.notify() }
+                    return try await self.write(prepared, bot)
+                }, prepared.order))
             }
             while try await finishWriting() != nil {}
             await moving?.value
@@ -386,6 +395,18 @@ public final class Worker: Sendable {
             for w in writing { _ = try? await w.task.value }
             await moving?.value
             throw error
+        }
+    }
+
+    /// Whether the store signalled a change since `generation` before `written` moved past
+    /// `writes` (a write ended) — or before `idleWait`, when neither happened.
+    private func newMessage(since generation: UInt64, before written: ChangeSignal, since writes: UInt64) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.store.waitForChanges(since: generation, timeout: self.options.idleWait); return true }
+            group.addTask { await written.wait(since: writes, timeout: self.options.idleWait); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first && self.store.changeGeneration != generation
         }
     }
 

@@ -258,6 +258,14 @@ public final class SQLiteStore: ChatStore {
         return try s.step() ? s.int64(0) : 0
     }
 
+    /// Commits of this process on the file (another process's show only to `waitForChanges(after:)`,
+    /// which polls).
+    public var changeGeneration: UInt64? { signal.generation }
+
+    public func waitForChanges(since generation: UInt64, timeout: Duration) async {
+        await signal.wait(since: generation, timeout: timeout)
+    }
+
     public func waitForChanges(after seq: Int64, timeout: Duration) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout

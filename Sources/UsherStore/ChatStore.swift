@@ -19,6 +19,16 @@ public protocol ChatStore: Sendable {
     /// Returns when messages after `seq` may have arrived, or after `timeout`.
     func waitForChanges(after seq: Int64, timeout: Duration) async throws
 
+    /// How many times this store was told that something was written (a NOTIFY of a new
+    /// inbound message, a commit on the same file by this process), or `nil` for a store
+    /// without such a signal. Taken before a read, `waitForChanges(since:timeout:)` then waits
+    /// without a query: the worker waits so for a new message while its batches are written.
+    var changeGeneration: UInt64? { get }
+
+    /// Returns when `changeGeneration` moves past `generation`, after `timeout`, or on
+    /// cancellation — whichever comes first.
+    func waitForChanges(since generation: UInt64, timeout: Duration) async
+
     /// The bot's durable cursor: every inbound message at or below it is done.
     func cursor(bot: String) async throws -> Int64
 
@@ -106,6 +116,14 @@ public protocol ChatStore: Sendable {
 }
 
 extension ChatStore {
+    /// No change signal.
+    public var changeGeneration: UInt64? { nil }
+
+    /// No change signal: waits out `timeout` (or until cancelled).
+    public func waitForChanges(since generation: UInt64, timeout: Duration) async {
+        try? await Task.sleep(for: timeout)
+    }
+
     /// Every conversation, no share (one worker, or a store whose workers do not split).
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
                              skipping: [String: Int64], holds: @Sendable (String) -> Bool) async throws -> Intake {

@@ -324,11 +324,22 @@ struct NotificationDeliveryTests {
     }
 }
 
-/// An in-memory store whose notifications of some conversations stay out of sight until let
-/// go: a commit that took an earlier notification number and commits after a later one.
-final class LateNotificationStore: ChatStore {
+/// An in-memory store with hooks: notifications of the conversations in `hidden` stay out of
+/// sight until let go (a commit that took an earlier notification number and commits after a
+/// later one); group commits with a conversation in `held` wait until it is let go (a slow
+/// write); every append moves `changeGeneration` (a store that signals new messages).
+final class HookedStore: ChatStore {
     let inner = InMemoryStore()
     let hidden = Mutex<Set<String>>([])
+    let held = Mutex<Set<String>>([])
+    /// Group commits waiting in `held`.
+    let holding = Mutex(0)
+    let signal = ChangeSignal()
+
+    var changeGeneration: UInt64? { signal.generation }
+    func waitForChanges(since generation: UInt64, timeout: Duration) async {
+        await signal.wait(since: generation, timeout: timeout)
+    }
 
     func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification] {
         let hide = hidden.withLock { $0 }
@@ -358,7 +369,10 @@ final class LateNotificationStore: ChatStore {
     func release(bot: String, worker: String, keeping: Set<String>) async throws {
         try await inner.release(bot: bot, worker: worker, keeping: keeping)
     }
-    func append(_ message: NewMessage) async throws -> StoredMessage { try await inner.append(message) }
+    func append(_ message: NewMessage) async throws -> StoredMessage {
+        defer { signal.notify() }
+        return try await inner.append(message)
+    }
     func transcript(conversation: String) async throws -> [StoredMessage] { try await inner.transcript(conversation: conversation) }
     func inbox(bot: String) async throws -> [InboxEntry] { try await inner.inbox(bot: bot) }
     func lastNotificationSeq() async throws -> Int64 { try await inner.lastNotificationSeq() }
@@ -368,7 +382,42 @@ final class LateNotificationStore: ChatStore {
     func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
         try await inner.states(bot: bot, conversations: conversations)
     }
-    func commit(batch: [Commit]) async throws -> [CommitResult] { try await inner.commit(batch: batch) }
+    func commit(batch: [Commit]) async throws -> [CommitResult] {
+        if held.withLock({ h in batch.contains { h.contains($0.inbound.conversationID) } }) {
+            holding.withLock { $0 += 1 }
+            while held.withLock({ h in batch.contains { h.contains($0.inbound.conversationID) } }) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            holding.withLock { $0 -= 1 }
+        }
+        return try await inner.commit(batch: batch)
+    }
+}
+
+@Suite("Worker: a slow write") struct SlowWriteTests {
+    /// A message that arrives while a batch is written is read and answered at once (in the
+    /// second write slot), not after that write: a slow commit does not hold up the next one.
+    @Test func aNewMessageIsAnsweredWhileAnotherBatchIsWritten() async throws {
+        let store = HookedStore()
+        store.held.withLock { $0 = ["slow"] }
+        let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
+        var options = Worker.Options()
+        options.idleWait = .seconds(1)   // longer than the wait for the reply below
+        let worker = Worker(store: store, bots: [bot], workerID: "w", options: options, log: Logger(minimum: .error))
+        let task = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(100))
+        try await store.append(NewMessage(conversationID: "slow", from: .customer, text: "hello"))
+        try await eventually("the slow batch being written") { store.holding.withLock { $0 } == 1 }
+        try await store.append(NewMessage(conversationID: "fast", from: .customer, text: "hello"))
+        try await eventually("the reply in the other conversation, while the slow one is written", timeout: .milliseconds(900)) {
+            try await store.transcript(conversation: "fast").contains { $0.from == .bot }
+        }
+        #expect(try await store.transcript(conversation: "slow").allSatisfy { $0.from == .customer })
+        store.held.withLock { $0 = [] }
+        try await eventually("the slow reply") { try await store.transcript(conversation: "slow").contains { $0.from == .bot } }
+        worker.requestStop()
+        try await task.value
+    }
 }
 
 @Suite("Notifications out of order") struct LateNotificationTests {
@@ -376,7 +425,7 @@ final class LateNotificationStore: ChatStore {
     /// two batches at a time; several workers share a store): the earlier one, seen late, is
     /// still delivered, and nothing is delivered twice.
     @Test func aNotificationSeenLateIsStillDelivered() async throws {
-        let store = LateNotificationStore()
+        let store = HookedStore()
         store.hidden.withLock { $0 = ["c0"] }
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         let got = Mutex<[NotificationDigest]>([])
