@@ -35,7 +35,8 @@ public enum BenchBot {
         for m in messages {
             let initial = state ?? ConversationState(conversationID: m.conversationID, channel: m.channel, locale: m.locale)
             let decision = Engine.decide(bot.ruleSet, initial, m.message, now: m.at)
-            out.append(Commit(bot: bot.identity, inbound: m, expectedVersion: state?.version ?? 0, decision: decision, at: now))
+            out.append(Commit(bot: bot.identity, inbound: m, expectedVersion: state?.version ?? 0, expectedOwner: state?.owner,
+                              decision: decision, at: now))
             state = decision.state
         }
         return out

@@ -2,11 +2,20 @@ import Foundation
 import UsherEngine
 import UsherStore
 
-/// One group commit in one transaction, in two round trips (libpq pipelines): first `BEGIN` and
-/// every read that decides each commit's result (done marks, the states — locked —, earlier
-/// messages not done, agents' messages); then, once the commits are classified in order as
-/// `ChatStore.commit(batch:)` says, every write — one statement per table — and `COMMIT`. A
-/// state or done mark created by another worker in the meantime is a unique violation: the
+/// One group commit in one transaction, in one round trip when the batch is as its worker read
+/// it, else two (libpq pipelines).
+///
+/// - Two round trips: first `BEGIN` and every read that decides each commit's result (done
+///   marks, the states — locked —, earlier messages not done, agents' messages); then, once the
+///   commits are classified in order as `ChatStore.commit(batch:)` says, every write — one
+///   statement per table — and `COMMIT`.
+/// - One round trip, first: when every commit says what it expects (`Commit.expectedVersion`,
+///   `expectedOwner`) and those expectations make every commit `.committed`, the writes are
+///   computed from them and sent at once — `BEGIN`, the locks, `PGSQL.expectBatch` (which
+///   raises unless the reads would find exactly that), the writes, `COMMIT`. When it raises,
+///   the transaction is rolled back and the two round trips follow.
+///
+/// A state or done mark created by another worker in the meantime is a unique violation: the
 /// transaction is rolled back and the batch classified again.
 struct PGCommit {
     let sql: PGSQL
@@ -23,14 +32,26 @@ struct PGCommit {
 
     typealias Statement = (sql: String, params: [String?])
 
-    func write(_ db: PGConnection) throws -> [CommitResult] {
+    /// The results, and whether the batch went in one round trip.
+    func write(_ db: PGConnection) throws -> (results: [CommitResult], oneRoundTrip: Bool) {
         do {
             let pairs = Pairs(batch)
             let reads = readStatements(pairs)
+            if let expected = Found(expecting: batch, pairs) {
+                let (results, writes) = classify(expected, reads, pairs)
+                if !writes.isEmpty, results.allSatisfy({ $0 == .committed }) {
+                    do {
+                        try db.pipeline([("BEGIN", [])] + reads.locks + [expectation(reads, pairs)] + writes + [("COMMIT", [])])
+                        return (results, true)
+                    } catch where error.code == "pg-\(PGSQL.batchChanged)" {
+                        if db.isOK { try db.script("ROLLBACK") }   // then check first
+                    }
+                }
+            }
             let r = try db.pipeline([("BEGIN", [])] + reads.statements)
-            let (results, writes) = classify(Array(r.dropFirst()), reads, pairs)
+            let (results, writes) = classify(Found(Array(r.dropFirst()), reads, pairs), reads, pairs)
             try db.pipeline(writes + [("COMMIT", [])])
-            return results
+            return (results, false)
         } catch {
             if db.isOK { try? db.script("ROLLBACK") }
             if PGError.isUniqueViolation(error) { throw Self.race }
@@ -65,6 +86,13 @@ struct PGCommit {
     private struct Reads {
         var statements: [Statement] = []
         var agentCheck = false
+        /// The statements among them that take locks (the one-round-trip commit sends these).
+        var locks: [Statement] = []
+        /// The agent check's conversations and lows (empty without it).
+        var agentConversations: [String] = []
+        var agentLows: [Int64] = []
+        /// Each conversation's newest inbound seq in the batch (by pair).
+        var high: [Int64] = []
     }
 
     private func readStatements(_ pairs: Pairs) -> Reads {
@@ -73,9 +101,13 @@ struct PGCommit {
         // messages not done, between each state's watermark and the batch.
         var high = [Int64](repeating: 0, count: pairs.unique.count)
         for i in batch.indices { high[pairs.of[i]] = max(high[pairs.of[i]], batch[i].inbound.seq) }
+        reads.high = high
+        let lockStates: Statement = (sql.lockStates, [PGText.array(pairs.unique.lazy.map(\.bot)),
+                                                       PGText.array(pairs.unique.lazy.map(\.conversation))])
+        reads.locks = [lockStates]
         reads.statements = [
             (sql.processed, [PGText.array(batch.lazy.map(\.bot)), PGText.array(batch.lazy.map(\.inbound.id))]),
-            (sql.lockStates, [PGText.array(pairs.unique.lazy.map(\.bot)), PGText.array(pairs.unique.lazy.map(\.conversation))]),
+            lockStates,
             (sql.undoneBetween, [PGText.array(pairs.unique.lazy.map(\.bot)), PGText.array(pairs.unique.lazy.map(\.conversation)),
                                  PGText.array(high)]),
         ]
@@ -86,36 +118,93 @@ struct PGCommit {
             var low: [String: Int64] = [:]
             for i in batch.indices { low[batch[i].inbound.conversationID] = min(low[batch[i].inbound.conversationID] ?? .max, batch[i].inbound.seq) }
             let conversations = Array(low.keys).sorted()
-            if let lock = sql.lockConversations { reads.statements.append((lock, [PGText.array(conversations)])) }
-            reads.statements.append((sql.agentAfter, [PGText.array(conversations), PGText.array(conversations.map { low[$0]! })]))
+            if let lock = sql.lockConversations {
+                reads.statements.append((lock, [PGText.array(conversations)]))
+                reads.locks.append(reads.statements.last!)
+            }
+            reads.agentConversations = conversations
+            reads.agentLows = conversations.map { low[$0]! }
+            reads.statements.append((sql.agentAfter, [PGText.array(conversations), PGText.array(reads.agentLows)]))
         }
         return reads
     }
 
+    /// `PGSQL.expectBatch` for what `Found(expecting:)` assumed.
+    private func expectation(_ reads: Reads, _ pairs: Pairs) -> Statement {
+        var first = [Int](repeating: -1, count: pairs.unique.count)   // each pair's first commit
+        for i in batch.indices where first[pairs.of[i]] < 0 { first[pairs.of[i]] = i }
+        return (sql.expectBatch, [
+            PGText.array(batch.lazy.map(\.bot)), PGText.array(batch.lazy.map(\.inbound.id)),
+            PGText.array(pairs.unique.lazy.map(\.bot)), PGText.array(pairs.unique.lazy.map(\.conversation)),
+            PGText.array(first.map { Int64(batch[$0].expectedVersion) }), PGText.array(reads.high),
+            PGText.array(batch.map(\.inbound.seq)),
+            PGText.array(reads.agentConversations), PGText.array(reads.agentLows),
+        ])
+    }
+
+    /// What the reads found: done marks, the states' existence, versions and owners (by pair),
+    /// the inbound messages not done below each pair's `high`, the newest agent message after
+    /// each conversation's oldest inbound message of the batch.
+    private struct Found {
+        var done = Set<Pair>()   // (bot, message id)
+        var exists: [Bool]
+        var version: [Int]
+        var owner: [Owner?]
+        var undone: [[Int64]]
+        var agentSeq: [String: Int64] = [:]
+
+        init(_ r: [PGResult], _ reads: Reads, _ pairs: Pairs) {
+            for i in 0..<r[0].rows { done.insert(Pair(bot: r[0].string(i, 0), conversation: r[0].string(i, 1))) }
+            let n = pairs.unique.count
+            exists = [Bool](repeating: false, count: n)
+            version = [Int](repeating: 0, count: n)
+            owner = [Owner?](repeating: nil, count: n)
+            for i in 0..<r[1].rows {
+                guard let k = pairs.index[Pair(bot: r[1].string(i, 0), conversation: r[1].string(i, 1))] else { continue }
+                exists[k] = true
+                version[k] = r[1].int(i, 2)
+                owner[k] = Owner(rawValue: r[1].string(i, 3))
+            }
+            undone = [[Int64]](repeating: [], count: n)
+            for i in 0..<r[2].rows {
+                guard let k = pairs.index[Pair(bot: r[2].string(i, 0), conversation: r[2].string(i, 1))] else { continue }
+                undone[k].append(r[2].int64(i, 2))
+            }
+            if reads.agentCheck, let agents = r.last {
+                for i in 0..<agents.rows { agentSeq[agents.string(i, 0)] = agents.int64(i, 1) }
+            }
+        }
+
+        /// What the batch's commits expect: no done mark, each pair's state as its first commit
+        /// read it (none when it expects version 0), nothing undone or written by an agent in
+        /// between. Nil when a commit does not say which owner it read.
+        init?(expecting batch: [Commit], _ pairs: Pairs) {
+            let n = pairs.unique.count
+            exists = [Bool](repeating: false, count: n)
+            version = [Int](repeating: 0, count: n)
+            owner = [Owner?](repeating: nil, count: n)
+            undone = [[Int64]](repeating: [], count: n)
+            var seen = [Bool](repeating: false, count: n)
+            for i in batch.indices where !seen[pairs.of[i]] {
+                let k = pairs.of[i]
+                seen[k] = true
+                let c = batch[i]
+                guard c.expectedVersion == 0 || c.expectedOwner != nil else { return nil }
+                exists[k] = c.expectedVersion != 0
+                version[k] = c.expectedVersion
+                owner[k] = c.expectedVersion != 0 ? c.expectedOwner : nil
+            }
+        }
+    }
+
     /// Classifies the commits in order (later commits see earlier ones) from the reads' results;
     /// returns the results and the writes of the committed ones (as indices into `batch`).
-    private func classify(_ r: [PGResult], _ reads: Reads, _ pairs: Pairs) -> ([CommitResult], [Statement]) {
-        var done = Set<Pair>()   // (bot, message id)
-        for i in 0..<r[0].rows { done.insert(Pair(bot: r[0].string(i, 0), conversation: r[0].string(i, 1))) }
+    private func classify(_ found: Found, _ reads: Reads, _ pairs: Pairs) -> ([CommitResult], [Statement]) {
+        var done = found.done
         let n = pairs.unique.count
-        var exists = [Bool](repeating: false, count: n)
-        var version = [Int](repeating: 0, count: n)
-        var owner = [Owner?](repeating: nil, count: n)
-        for i in 0..<r[1].rows {
-            guard let k = pairs.index[Pair(bot: r[1].string(i, 0), conversation: r[1].string(i, 1))] else { continue }
-            exists[k] = true
-            version[k] = r[1].int(i, 2)
-            owner[k] = Owner(rawValue: r[1].string(i, 3))
-        }
-        var undone = [[Int64]](repeating: [], count: n)
-        for i in 0..<r[2].rows {
-            guard let k = pairs.index[Pair(bot: r[2].string(i, 0), conversation: r[2].string(i, 1))] else { continue }
-            undone[k].append(r[2].int64(i, 2))
-        }
-        var agentSeq: [String: Int64] = [:]
-        if reads.agentCheck, let agents = r.last {
-            for i in 0..<agents.rows { agentSeq[agents.string(i, 0)] = agents.int64(i, 1) }
-        }
+        let exists = found.exists, undone = found.undone, agentSeq = found.agentSeq
+        var version = found.version
+        var owner = found.owner
 
         var results: [CommitResult] = []
         results.reserveCapacity(batch.count)

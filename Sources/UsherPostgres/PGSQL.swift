@@ -195,6 +195,47 @@ package struct PGSQL: Sendable {
         """
     }
 
+    /// The SQLSTATE `expectBatch` raises when a read would not find what the commit expects.
+    package static let batchChanged = "UB001"
+
+    /// $1 bots and $2 message ids (one per commit); $3 bots, $4 conversations, $5 versions (0: no
+    /// state) and $6 high (one per conversation: its first commit's expected version, its newest
+    /// inbound seq in the batch); $7 the batch's inbound seqs; $8 conversations and $9 low (the
+    /// agent check, empty without replies). One statement that raises `batchChanged` unless
+    /// every read of the two-round-trip commit would find what a batch of commits all
+    /// `.committed` expects: no done mark, the states at their expected versions, no inbound
+    /// message not done below `high` but those of the batch, no agent message after `low`. Sent
+    /// after `lockStates` and `lockConversations` (so its snapshot sees what they waited for),
+    /// before the writes and `COMMIT`, in one pipeline. The reads are those statements'
+    /// own text with their parameters renumbered.
+    package var expectBatch: String {
+        """
+        SELECT \(u).expect_batch(
+            NOT EXISTS (SELECT 1 FROM (\(processed)) AS d)
+            AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::int8[]) AS e(b, c, v)
+                            LEFT JOIN \(u).bot_state AS s ON s.bot = e.b AND s.conversation_id = e.c
+                            WHERE coalesce(s.version, 0) <> e.v)
+            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(undoneBetween, [1: 3, 2: 4, 3: 6]))) AS x(b, c, seq)
+                            WHERE x.seq NOT IN (SELECT unnest($7::int8[])))
+            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(agentAfter, [1: 8, 2: 9]))) AS a))
+        """
+    }
+
+    /// `sql` with its parameters `$n` renamed as `map` says (the others kept).
+    static func renumber(_ sql: String, _ map: [Int: Int]) -> String {
+        var out = ""
+        var chars = sql.makeIterator()
+        var pending = chars.next()
+        while let ch = pending {
+            pending = chars.next()
+            guard ch == "$", let d = pending, d.isASCII, d.isNumber else { out.append(ch); continue }
+            var digits = ""
+            while let d = pending, d.isASCII, d.isNumber { digits.append(d); pending = chars.next() }
+            out += "$" + String(Int(digits).flatMap { map[$0] } ?? Int(digits)!)
+        }
+        return out
+    }
+
     // MARK: commit — writes
 
     /// The conversation columns a commit writes, in parameter order after the id: (column,

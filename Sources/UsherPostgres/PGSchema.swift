@@ -8,7 +8,24 @@ enum PGSchema {
     static func migrations(_ l: PGLayout) -> [(description: String, sql: String)] {
         [("usher tables: bot state, done marks, cursors, leases, notifications, handoffs"
             + (l.isNative ? "; native conversations and messages" : ""), v1(l)),
-         ("live workers of each group (shares)", v2(l))]
+         ("live workers of each group (shares)", v2(l)),
+         ("expect_batch: the guard of a commit written in one round trip", v3(l))]
+    }
+
+    /// `PGSQL.expectBatch` calls it with what the commit's reads would find: raising an error
+    /// of its own (SQLSTATE `PGSQL.batchChanged`) aborts the transaction the writes were sent
+    /// in, and the store checks and writes again in two round trips. A function: plain SQL
+    /// cannot raise an error of its own choosing.
+    static func v3(_ l: PGLayout) -> String {
+        """
+        CREATE FUNCTION \(l.usher).expect_batch(ok boolean) RETURNS void LANGUAGE plpgsql AS $f$
+        BEGIN
+            IF NOT ok THEN
+                RAISE EXCEPTION 'the batch changed since it was read' USING ERRCODE = '\(PGSQL.batchChanged)';
+            END IF;
+        END
+        $f$;
+        """
     }
 
     /// Who is alive in each group (`ChatStore.members`): a few rows, read four times a second by

@@ -56,6 +56,7 @@ public final class PostgresStore: ChatStore {
         static let settle: Duration = .milliseconds(250)
     }
     private let quarantined = Atomic<Int>(0)
+    private let oneRoundTrip = Atomic<Int>(0), twoRoundTrips = Atomic<Int>(0)
 
     /// Connects, checks the mapping against the database (`MappingMismatch` names what is
     /// missing, at its line in the mapping file), migrates Usher's tables (and, for the native
@@ -97,6 +98,10 @@ public final class PostgresStore: ChatStore {
     /// Messages marked done without being decided because the database refused what deciding
     /// them would write (see `usher.quarantined`).
     public var quarantinedCount: Int { quarantined.load(ordering: .relaxed) }
+
+    /// Group commits written in one round trip (the batch was as its worker read it), and those
+    /// checked first (`PGCommit`).
+    public var commitRoundTrips: (one: Int, two: Int) { (oneRoundTrip.load(ordering: .relaxed), twoRoundTrips.load(ordering: .relaxed)) }
 
     // MARK: intake
 
@@ -254,7 +259,9 @@ public final class PostgresStore: ChatStore {
         while true {
             attempt += 1
             do {
-                return try await writers.run { db in try PGCommit(sql: sql, batch: batch).write(db) }
+                let (results, once) = try await writers.run { db in try PGCommit(sql: sql, batch: batch).write(db) }
+                if once { oneRoundTrip.add(1, ordering: .relaxed) } else { twoRoundTrips.add(1, ordering: .relaxed) }
+                return results
             } catch let error as StoreError where PGCommit.lostRace(error) && attempt < 10 {
                 // Another worker created a state or done mark of this batch first: look again.
                 continue

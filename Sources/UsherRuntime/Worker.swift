@@ -459,7 +459,7 @@ public final class Worker: Sendable {
             var state = states[c]
             for m in p.byConversation[c]! {
                 let (decision, seconds) = decide(m, state: state, bot)
-                p.commits.append(Commit(bot: bot.identity, inbound: m, expectedVersion: state?.version ?? 0,
+                p.commits.append(Commit(bot: bot.identity, inbound: m, expectedVersion: state?.version ?? 0, expectedOwner: state?.owner,
                                         decision: decision, at: p.now))
                 p.decisions.append((decision, seconds))
                 state = decision.state
@@ -556,7 +556,8 @@ public final class Worker: Sendable {
             let stored = try await retrying(bot, "state") { try await self.store.state(bot: bot.id, conversation: m.conversationID) }
             let (decision, decideSeconds) = decide(m, state: stored, bot)
             let now = clock()
-            let commit = Commit(bot: bot.identity, inbound: m, expectedVersion: stored?.version ?? 0, decision: decision, at: now)
+            let commit = Commit(bot: bot.identity, inbound: m, expectedVersion: stored?.version ?? 0, expectedOwner: stored?.owner,
+                                decision: decision, at: now)
             let result = try await retrying(bot, "commit") { try await self.store.commit(commit) }
             metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
             switch result {

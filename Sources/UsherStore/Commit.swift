@@ -8,6 +8,10 @@ public struct Commit: Sendable, Hashable {
     public var inbound: StoredMessage
     /// The state's version as read before deciding (0 when there was none): compare-and-set.
     public var expectedVersion: Int
+    /// The owner as read before deciding (nil: no state, or not said). A store that writes
+    /// before it checks (PostgreSQL, in one round trip) needs it to know whether a handoff
+    /// opens or ends; without it, that store checks first.
+    public var expectedOwner: Owner?
     /// The new state, including the owner (`bot` → `waiting` → `agent`).
     public var state: ConversationState
     /// Replies and system notices, in order, each with a deterministic idempotency key.
@@ -17,11 +21,13 @@ public struct Commit: Sendable, Hashable {
     /// The rule-set version that decided.
     public var ruleSetVersion: String
 
-    public init(bot: String, inbound: StoredMessage, expectedVersion: Int, state: ConversationState,
-                outgoing: [OutgoingMessage] = [], notifications: [AgentNotification] = [], ruleSetVersion: String) {
+    public init(bot: String, inbound: StoredMessage, expectedVersion: Int, expectedOwner: Owner? = nil,
+                state: ConversationState, outgoing: [OutgoingMessage] = [], notifications: [AgentNotification] = [],
+                ruleSetVersion: String) {
         self.bot = bot
         self.inbound = inbound
         self.expectedVersion = expectedVersion
+        self.expectedOwner = expectedOwner
         self.state = state
         self.outgoing = outgoing
         self.notifications = notifications
@@ -101,7 +107,8 @@ extension Commit {
     /// The commit for a decision: effects become outgoing messages and notifications with keys
     /// derived from the bot, the inbound message id and the effect's index — so deciding the same
     /// message again yields the same keys.
-    public init(bot: BotIdentity, inbound: StoredMessage, expectedVersion: Int, decision: Decision, at: Date) {
+    public init(bot: BotIdentity, inbound: StoredMessage, expectedVersion: Int, expectedOwner: Owner? = nil, decision: Decision,
+                at: Date) {
         var outgoing: [OutgoingMessage] = []
         var notifications: [AgentNotification] = []
         for (index, effect) in decision.effects.enumerated() {
@@ -123,7 +130,7 @@ extension Commit {
                 break   // carried by the new state (owner, tags, metadata)
             }
         }
-        self.init(bot: bot.id, inbound: inbound, expectedVersion: expectedVersion, state: decision.state,
+        self.init(bot: bot.id, inbound: inbound, expectedVersion: expectedVersion, expectedOwner: expectedOwner, state: decision.state,
                   outgoing: outgoing, notifications: notifications, ruleSetVersion: decision.ruleSetVersion)
     }
 }

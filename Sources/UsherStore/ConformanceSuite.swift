@@ -93,7 +93,8 @@ public struct ConformanceSuite: Sendable {
         }
         if m.from == .agent { state.owner = .agent }
         let decision = Decision(outcome: .fired(["r"]), effects: effects, state: state, ruleSetVersion: "v1")
-        return Commit(bot: bot, inbound: m, expectedVersion: expected ?? (old?.version ?? 0), decision: decision, at: m.at)
+        return Commit(bot: bot, inbound: m, expectedVersion: expected ?? (old?.version ?? 0), expectedOwner: old?.owner,
+                      decision: decision, at: m.at)
     }
 
     /// Builds the commit for `m` as the worker would and commits it.

@@ -16,10 +16,10 @@ import UsherStore
 ///   `PQprepare` does in the store). Nothing else in the text changes.
 /// - The statements come in the order `Worker.process` and `PGCommit.write` run them for a batch
 ///   of fresh conversations: claimPending (the read of the batch, its states and its claim), BEGIN,
-///   processed, lockStates, undoneBetween, lockConversations, agentAfter, openHandoffs,
-///   updateConversations, insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT —
-///   in the same round trips: `BEGIN` and the reads in one pipeline (`\startpipeline` …
-///   `\endpipeline`), the writes and `COMMIT` in another, as `PGConnection.pipeline` sends them.
+///   lockStates, lockConversations, expectBatch, openHandoffs, updateConversations,
+///   insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT — in the same
+///   round trip: one pipeline (`\startpipeline` … `\endpipeline`), as `PGConnection.pipeline`
+///   sends a batch whose commits find what they expect (`PGCommit`, one round trip).
 /// - The values are built here as `PGCommit` builds them (same array literals, the same
 ///   decisions from the engine, the same JSON for states), one row per batch in
 ///   `bench.batches`, fetched by the script with `\gset` (the only statement the store does not
@@ -75,30 +75,27 @@ struct Ceiling {
         func pair(_ c: Commit) -> Pair { Pair(bot: c.bot, conversation: c.inbound.conversationID) }
         var seen = Set<Pair>()
         let pairs = batch.map(pair).filter { seen.insert($0).inserted }
-        // The first pipeline: BEGIN and the reads.
+        // One pipeline: BEGIN, the locks, the expectation, the writes, COMMIT.
         var out: [Statement] = [Statement(sql: "\\startpipeline", params: []), Statement(sql: "BEGIN", params: [])]
-        // 1. Done marks. 2. States, locked.
-        out.append(Statement(sql: sql.processed, params: [Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id))]))
+        // 1. States, locked. 2. The conversations' rows locked (sorted), when there are replies.
         out.append(Statement(sql: sql.lockStates, params: [Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation))]))
-        // 3. Earlier messages not done.
+        var low: [String: Int64] = [:]
+        if batch.contains(where: { !$0.outgoing.isEmpty }) {
+            for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
+            if let lock = sql.lockConversations { out.append(Statement(sql: lock, params: [Arr.text(low.keys.sorted())])) }
+        }
+        // 3. What the reads must find: no done mark, no state (fresh conversations), nothing
+        // undone below each conversation's newest message but the batch's, no agent message.
         var high: [Pair: Int64] = [:]
         for c in batch { high[pair(c)] = max(high[pair(c)] ?? 0, c.inbound.seq) }
-        out.append(Statement(sql: sql.undoneBetween, params: [
-            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)), Arr.int(pairs.map { high[$0] ?? 0 }),
+        let agentConversations = low.keys.sorted()
+        out.append(Statement(sql: sql.expectBatch, params: [
+            Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id)),
+            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)), Arr.int(pairs.map { _ in 0 }),
+            Arr.int(pairs.map { high[$0] ?? 0 }), Arr.int(batch.map(\.inbound.seq)),
+            Arr.text(agentConversations), Arr.int(agentConversations.map { low[$0]! }),
         ]))
-        // 4. The conversations' rows locked (sorted), then agent messages after the oldest
-        // inbound one.
-        if batch.contains(where: { !$0.outgoing.isEmpty }) {
-            var low: [String: Int64] = [:]
-            for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
-            let conversations = Array(low.keys).sorted()
-            if let lock = sql.lockConversations { out.append(Statement(sql: lock, params: [Arr.text(conversations)])) }
-            out.append(Statement(sql: sql.agentAfter, params: [Arr.text(conversations), Arr.int(conversations.map { low[$0]! })]))
-        }
-        out.append(Statement(sql: "\\endpipeline", params: []))
-        // The second pipeline: the writes and COMMIT.
-        out.append(Statement(sql: "\\startpipeline", params: []))
-        // 5. Classification: every commit commits; handoffs open as the owner becomes waiting
+        // 4. Classification: every commit commits; handoffs open as the owner becomes waiting
         // (one round: a conversation hands off once here).
         var owner: [Pair: Owner] = [:]
         var opens: [Commit] = []
@@ -118,7 +115,7 @@ struct Ceiling {
                 Arr.optional(opens.map { c in c.outgoing.first { $0.from == .system }?.ruleID }),
             ]))
         }
-        // 6. Conversations: the last state of each.
+        // 5. Conversations: the last state of each.
         if let q = sql.updateConversations {
             var last: [String: ConversationState] = [:]
             var order: [String] = []
@@ -144,7 +141,7 @@ struct Ceiling {
             params.append(Arr.double(order.map { _ in now }))
             out.append(Statement(sql: q, params: params))
         }
-        // 7. Replies and notices. 8. Notifications.
+        // 6. Replies and notices. 7. Notifications.
         let outgoing = batch.flatMap(\.outgoing)
         if !outgoing.isEmpty {
             out.append(Statement(sql: sql.insertOutgoing, params: [
@@ -166,7 +163,7 @@ struct Ceiling {
                 Arr.double(notes.map { $0.1.at.timeIntervalSince1970 }),
             ]))
         }
-        // 9. States: new ones, with the watermark. 10. Done marks.
+        // 8. States: new ones, with the watermark. 9. Done marks.
         var final: [Pair: (Commit, Int64)] = [:]
         for c in batch { final[pair(c)] = (c, max(final[pair(c)]?.1 ?? 0, c.inbound.seq)) }
         out.append(Statement(sql: sql.insertStates, params: [

@@ -42,7 +42,7 @@ struct Profile {
     }
 
     static let order = ["cursor", "latestSeq", "claimPending", "pending", "claim", "states", "BEGIN", "processed", "lockStates",
-                        "undoneBetween", "lockConversations", "agentAfter", "openHandoffs", "closeHandoffs", "updateConversations",
+                        "undoneBetween", "lockConversations", "agentAfter", "expectBatch", "openHandoffs", "closeHandoffs", "updateConversations",
                         "insertOutgoing", "insertNotifications", "insertStates", "updateStates", "insertProcessed",
                         "COMMIT", "cursorTarget", "setCursor", "release", "notifications", "(bench: fetch the batch)"]
 
@@ -51,7 +51,7 @@ struct Profile {
             sql.cursor: "cursor", sql.latestSeq: "latestSeq", sql.pending: "pending", sql.claim: "claim",
             sql.claimPending: "claimPending",
             sql.states: "states", "BEGIN": "BEGIN", "COMMIT": "COMMIT", sql.processed: "processed",
-            sql.lockStates: "lockStates", sql.undoneBetween: "undoneBetween", sql.agentAfter: "agentAfter",
+            sql.lockStates: "lockStates", sql.undoneBetween: "undoneBetween", sql.agentAfter: "agentAfter", sql.expectBatch: "expectBatch",
             sql.openHandoffs: "openHandoffs", sql.closeHandoffs: "closeHandoffs", sql.insertOutgoing: "insertOutgoing",
             sql.insertNotifications: "insertNotifications", sql.insertStates: "insertStates",
             sql.updateStates: "updateStates", sql.insertProcessed: "insertProcessed",

@@ -23,6 +23,49 @@ struct PostgresStoreTests {
         return try await store.commit(ConformanceSuite.sampleCommit(m, after: old, reply: text))
     }
 
+    /// A batch whose commits say what they read, and find it so, is written in one round trip;
+    /// one that finds otherwise — a state changed, a message done, an agent who wrote — is rolled
+    /// back and checked first, with each commit's own result, and the session stays usable.
+    @Test func aBatchAsReadGoesInOneRoundTripElseItIsCheckedFirst() async throws {
+        let store = try await TestDB.store()
+        let a1 = try await customer(store, "a", "one"), b1 = try await customer(store, "b", "one")
+        let a2 = try await customer(store, "a", "two")
+        let first = ConformanceSuite.sampleCommit(a1, after: nil, reply: "hi")
+        let batch = [first, ConformanceSuite.sampleCommit(a2, after: first.state, reply: "again"),
+                     ConformanceSuite.sampleCommit(b1, after: nil, reply: "hi", handoff: true)]
+        #expect(try await store.commit(batch: batch) == [.committed, .committed, .committed])
+        #expect(store.commitRoundTrips == (1, 0))
+        #expect(try await store.inbox(bot: Self.bot.id).map(\.conversationID) == ["b"], "the handoff opened")
+        // Continuing from the states as read (owner included): one round trip again.
+        let b2 = try await customer(store, "b", "two"), a3 = try await customer(store, "a", "three")
+        let sb = try await store.state(bot: Self.bot.id, conversation: "b"), sa = try await store.state(bot: Self.bot.id, conversation: "a")
+        var back = ConformanceSuite.sampleCommit(b2, after: sb, reply: nil)
+        back.state.owner = .bot   // the handoff ends
+        #expect(try await store.commit(batch: [back, ConformanceSuite.sampleCommit(a3, after: sa, reply: "ok")]) == [.committed, .committed])
+        #expect(store.commitRoundTrips == (2, 0))
+        #expect(try await store.inbox(bot: Self.bot.id).isEmpty, "the handoff ended")
+        // Stale: a's state moved on, b3 is done already (the same commit again), c's agent wrote.
+        let a4 = try await customer(store, "a", "four"), c1 = try await customer(store, "c", "one")
+        try await store.append(NewMessage(conversationID: "c", from: .agent, senderID: "ag", senderName: "Ana", text: "I'm here"))
+        let stale = ConformanceSuite.sampleCommit(a4, after: sb, reply: "late")   // b's state: the wrong version
+        let again = ConformanceSuite.sampleCommit(a3, after: sa, reply: "ok")
+        let overtaken = ConformanceSuite.sampleCommit(c1, after: nil, reply: "hello?")
+        #expect(try await store.commit(batch: [stale, again, overtaken]) == [.conflict, .duplicate, .committed])
+        #expect(store.commitRoundTrips == (2, 1))
+        #expect(try await store.transcript(conversation: "c").map(\.text) == ["one", "I'm here"], "no reply over the agent")
+        // The session is usable, and a commit from the right state goes in one round trip.
+        let now = try await store.state(bot: Self.bot.id, conversation: "a")
+        #expect(try await store.commit(batch: [ConformanceSuite.sampleCommit(a4, after: now, reply: "four")]) == [.committed])
+        #expect(store.commitRoundTrips == (3, 1))
+        // A commit that does not say which owner it read is checked first.
+        let a5 = try await customer(store, "a", "five")
+        var unsaid = ConformanceSuite.sampleCommit(a5, after: try await store.state(bot: Self.bot.id, conversation: "a"), reply: nil)
+        unsaid.expectedOwner = nil
+        #expect(try await store.commit(batch: [unsaid]) == [.committed])
+        #expect(store.commitRoundTrips == (3, 2))
+        try await store.close()
+    }
+
     /// PostgreSQL's text cannot hold U+0000: the message is stored with U+FFFD instead, decided,
     /// and a reply quoting it is written the same way.
     @Test func nulBytesAreStoredAndDecided() async throws {
