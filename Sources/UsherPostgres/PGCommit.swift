@@ -66,6 +66,9 @@ struct PGCommit {
         var unique: [Pair] = []
         var of: [Int] = []
         var index: [Pair: Int] = [:]
+        /// Array literals several statements send: every commit's bot and message id, every
+        /// pair's bot and conversation (built once: they are most of a batch's text).
+        var batchBots = "", batchIDs = "", bots = "", conversations = ""
 
         init(_ batch: [Commit]) {
             of.reserveCapacity(batch.count)
@@ -79,6 +82,10 @@ struct PGCommit {
                     unique.append(p)
                 }
             }
+            batchBots = PGText.array(batch.lazy.map(\.bot))
+            batchIDs = PGText.array(batch.lazy.map(\.inbound.id))
+            bots = PGText.array(unique.lazy.map(\.bot))
+            conversations = PGText.array(unique.lazy.map(\.conversation))
         }
     }
 
@@ -88,9 +95,9 @@ struct PGCommit {
         var agentCheck = false
         /// The statements among them that take locks (the one-round-trip commit sends these).
         var locks: [Statement] = []
-        /// The agent check's conversations and lows (empty without it).
-        var agentConversations: [String] = []
-        var agentLows: [Int64] = []
+        /// The agent check's conversations and lows, as array literals (empty without it).
+        var agentConversations = "{}"
+        var agentLows = "{}"
         /// Each conversation's newest inbound seq in the batch (by pair).
         var high: [Int64] = []
     }
@@ -102,14 +109,12 @@ struct PGCommit {
         var high = [Int64](repeating: 0, count: pairs.unique.count)
         for i in batch.indices { high[pairs.of[i]] = max(high[pairs.of[i]], batch[i].inbound.seq) }
         reads.high = high
-        let lockStates: Statement = (sql.lockStates, [PGText.array(pairs.unique.lazy.map(\.bot)),
-                                                       PGText.array(pairs.unique.lazy.map(\.conversation))])
+        let lockStates: Statement = (sql.lockStates, [pairs.bots, pairs.conversations])
         reads.locks = [lockStates]
         reads.statements = [
-            (sql.processed, [PGText.array(batch.lazy.map(\.bot)), PGText.array(batch.lazy.map(\.inbound.id))]),
+            (sql.processed, [pairs.batchBots, pairs.batchIDs]),
             lockStates,
-            (sql.undoneBetween, [PGText.array(pairs.unique.lazy.map(\.bot)), PGText.array(pairs.unique.lazy.map(\.conversation)),
-                                 PGText.array(high)]),
+            (sql.undoneBetween, [pairs.bots, pairs.conversations, PGText.array(high)]),
         ]
         // 4. The conversations' rows locked, then the newest agent message after the oldest
         // inbound message of each conversation.
@@ -118,13 +123,13 @@ struct PGCommit {
             var low: [String: Int64] = [:]
             for i in batch.indices { low[batch[i].inbound.conversationID] = min(low[batch[i].inbound.conversationID] ?? .max, batch[i].inbound.seq) }
             let conversations = Array(low.keys).sorted()
+            reads.agentConversations = PGText.array(conversations)
+            reads.agentLows = PGText.array(conversations.map { low[$0]! })
             if let lock = sql.lockConversations {
-                reads.statements.append((lock, [PGText.array(conversations)]))
+                reads.statements.append((lock, [reads.agentConversations]))
                 reads.locks.append(reads.statements.last!)
             }
-            reads.agentConversations = conversations
-            reads.agentLows = conversations.map { low[$0]! }
-            reads.statements.append((sql.agentAfter, [PGText.array(conversations), PGText.array(reads.agentLows)]))
+            reads.statements.append((sql.agentAfter, [reads.agentConversations, reads.agentLows]))
         }
         return reads
     }
@@ -134,11 +139,9 @@ struct PGCommit {
         var first = [Int](repeating: -1, count: pairs.unique.count)   // each pair's first commit
         for i in batch.indices where first[pairs.of[i]] < 0 { first[pairs.of[i]] = i }
         return (sql.expectBatch, [
-            PGText.array(batch.lazy.map(\.bot)), PGText.array(batch.lazy.map(\.inbound.id)),
-            PGText.array(pairs.unique.lazy.map(\.bot)), PGText.array(pairs.unique.lazy.map(\.conversation)),
+            pairs.batchBots, pairs.batchIDs, pairs.bots, pairs.conversations,
             PGText.array(first.map { Int64(batch[$0].expectedVersion) }), PGText.array(reads.high),
-            PGText.array(batch.map(\.inbound.seq)),
-            PGText.array(reads.agentConversations), PGText.array(reads.agentLows),
+            PGText.array(batch.map(\.inbound.seq)), reads.agentConversations, reads.agentLows,
         ])
     }
 
@@ -242,7 +245,7 @@ struct PGCommit {
         writes += conversationStatements(committed)
         writes += outgoingStatements(committed, overtaken)
         writes += stateStatements(committed, pairs, exists: exists)
-        writes.append(markDone(committed, reason: nil))
+        writes.append(markDone(committed, reason: nil, committed.count == batch.count ? pairs : nil))
         return (results, writes)
     }
 
@@ -321,8 +324,10 @@ struct PGCommit {
         for update in [false, true] {
             let group = statePairs.filter { exists[$0] == update }
             if group.isEmpty { continue }
+            let all = group.count == pairs.unique.count && group.indices.allSatisfy { group[$0] == $0 }
             out.append((update ? sql.updateStates : sql.insertStates, [
-                PGText.array(group.lazy.map { pairs.unique[$0].bot }), PGText.array(group.lazy.map { pairs.unique[$0].conversation }),
+                all ? pairs.bots : PGText.array(group.lazy.map { pairs.unique[$0].bot }),
+                all ? pairs.conversations : PGText.array(group.lazy.map { pairs.unique[$0].conversation }),
                 PGText.array(group.map { Int64(batch[last[$0]].state.version) }),
                 PGText.array(group.lazy.map { batch[last[$0]].state.owner.rawValue }),
                 PGText.array(group.map { watermark[$0] }),
@@ -387,10 +392,11 @@ struct PGCommit {
         }
     }
 
-    /// 10. Done marks.
-    private func markDone(_ commits: [Int], reason: String?) -> Statement {
+    /// 10. Done marks; `whole`: the batch's literals, when `commits` is every commit of the batch.
+    private func markDone(_ commits: [Int], reason: String?, _ whole: Pairs? = nil) -> Statement {
         (sql.insertProcessed, [
-            PGText.array(commits.lazy.map { batch[$0].bot }), PGText.array(commits.lazy.map { batch[$0].inbound.id }),
+            whole?.batchBots ?? PGText.array(commits.lazy.map { batch[$0].bot }),
+            whole?.batchIDs ?? PGText.array(commits.lazy.map { batch[$0].inbound.id }),
             PGText.array(commits.map { batch[$0].inbound.seq }), PGText.array(commits.lazy.map { batch[$0].inbound.conversationID }),
             PGText.array(optional: commits.lazy.map { _ in reason }),
         ])

@@ -276,8 +276,15 @@ enum PGText {
         "{" + values.map(String.init).joined(separator: ",") + "}"
     }
 
+    /// Times: a batch's are mostly one instant, formatted once.
     static func array(_ values: some Sequence<Double>) -> String {
-        "{" + values.map { String($0) }.joined(separator: ",") + "}"
+        var last: (value: Double, text: String)?
+        return "{" + values.map { v in
+            if let last, last.value == v { return last.text }
+            let text = String(v)
+            last = (v, text)
+            return text
+        }.joined(separator: ",") + "}"
     }
 
     /// A string literal for SQL text: values from the mapping file inlined into statements.
