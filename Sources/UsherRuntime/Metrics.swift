@@ -84,6 +84,17 @@ public final class Metrics: Sendable {
         state.withLock { $0.histograms[key, default: Histogram()].add(value) }
     }
 
+    /// Several observations of one series at once (a worker's batch): one lookup.
+    public func observe(_ name: String, _ labels: KeyValuePairs<String, String> = [:], values: [Double]) {
+        if values.isEmpty { return }
+        let key = Series(name, labels)
+        state.withLock { s in
+            var h = s.histograms.removeValue(forKey: key) ?? Histogram()
+            for v in values { h.add(v) }
+            s.histograms[key] = h
+        }
+    }
+
     /// The current value of a counter or gauge (tests, `/readyz`).
     public func value(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) -> Double? {
         let key = Series(name, labels)

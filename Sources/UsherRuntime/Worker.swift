@@ -482,12 +482,14 @@ public final class Worker: Sendable {
             var counts: [CommitResult: Int] = [:]
             for result in results { counts[result, default: 0] += 1 }
             for (result, n) in counts { metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue], by: Double(n)) }
+            var tally = Tally()
+            defer { flush(tally, bot) }
             for (i, result) in results.enumerated() {
                 let (decision, seconds) = p.decisions[i]
                 let m = commits[i].inbound
                 switch result {
                 case .committed:
-                    record(decision, m, bot, decideSeconds: seconds, now: p.now)
+                    record(decision, m, bot, decideSeconds: seconds, now: p.now, into: &tally)
                     committed = true
                 case .duplicate:
                     committed = true
@@ -573,29 +575,58 @@ public final class Worker: Sendable {
         }
     }
 
+    /// What a batch's decisions add to the metrics, counted away from the metrics' lock and
+    /// applied once per batch (`flush`): per message, a handful of labelled series cost more
+    /// than the rest of recording the decision.
+    private struct Tally {
+        var from: [String: Int] = [:]
+        var decisionSeconds: [Double] = []
+        var endToEndSeconds: [Double] = []
+        /// (metric, label, second label) → count: replies and notices by rule, handoffs by rule
+        /// and reason, notifications by queue, regex limit hits by rule, truncated messages.
+        var counts: [Count: Int] = [:]
+
+        struct Count: Hashable {
+            var name: String
+            var label: String
+            var second: String = ""
+        }
+
+        mutating func add(_ name: String, _ label: String, _ second: String = "") {
+            counts[Count(name: name, label: label, second: second), default: 0] += 1
+        }
+    }
+
     private func record(_ d: Decision, _ m: StoredMessage, _ bot: BotRuntime, decideSeconds: Double, now: Date) {
+        var tally = Tally()
+        record(d, m, bot, decideSeconds: decideSeconds, now: now, into: &tally)
+        flush(tally, bot)
+    }
+
+    private func record(_ d: Decision, _ m: StoredMessage, _ bot: BotRuntime, decideSeconds: Double, now: Date,
+                        into tally: inout Tally) {
         let b = bot.id
-        metrics.increment("usher_messages_total", ["bot": b, "from": m.kind == .close ? "close" : m.from.rawValue])
-        metrics.observe("usher_decision_seconds", ["bot": b], decideSeconds)
-        metrics.observe("usher_end_to_end_seconds", ["bot": b], max(0, now.timeIntervalSince(m.at)))
+        tally.from[m.kind == .close ? "close" : m.from.rawValue, default: 0] += 1
+        tally.decisionSeconds.append(decideSeconds)
+        tally.endToEndSeconds.append(max(0, now.timeIntervalSince(m.at)))
         for e in d.effects {
             switch e {
             case let .reply(text, rule):
-                metrics.increment("usher_replies_total", ["bot": b, "rule": rule])
+                tally.add("usher_replies_total", rule)
                 if log.enabled(.info) {
                     log.info("reply", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
                                        "rules_version": d.ruleSetVersion, "text": options.logText ? text : nil])
                 }
             case let .system(_, rule):
-                metrics.increment("usher_system_messages_total", ["bot": b, "rule": rule])
+                tally.add("usher_system_messages_total", rule)
             case let .handoff(reason, queue, _, rule):
-                metrics.increment("usher_handoffs_total", ["bot": b, "rule": rule, "reason": reason])
+                tally.add("usher_handoffs_total", rule, reason)
                 if log.enabled(.info) {
                     log.info("handoff", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
                                          "reason": reason, "queue": queue, "rules_version": d.ruleSetVersion])
                 }
             case let .notify(_, queue, _, _):
-                metrics.increment("usher_notifications_total", ["bot": b, "queue": queue])
+                tally.add("usher_notifications_total", queue)
             case .tag, .untag, .set:
                 break
             }
@@ -603,13 +634,29 @@ public final class Worker: Sendable {
         for e in d.events {
             switch e {
             case let .regexLimit(rule, _, limit):
-                metrics.increment("usher_regex_limit_hits_total", ["bot": b, "rule": rule])
+                tally.add("usher_regex_limit_hits_total", rule)
                 log.warning("regex-limit", ["bot": b, "rule": rule, "limit": limit, "message": m.id])
             case .truncated:
-                metrics.increment("usher_truncated_messages_total", ["bot": b])
+                tally.add("usher_truncated_messages_total", "")
             }
         }
         if options.logText { log.debug("decided", ["bot": b, "message": m.id, "text": m.text]) }
+    }
+
+    private func flush(_ tally: Tally, _ bot: BotRuntime) {
+        let b = bot.id
+        for (from, n) in tally.from { metrics.increment("usher_messages_total", ["bot": b, "from": from], by: Double(n)) }
+        metrics.observe("usher_decision_seconds", ["bot": b], values: tally.decisionSeconds)
+        metrics.observe("usher_end_to_end_seconds", ["bot": b], values: tally.endToEndSeconds)
+        for (c, n) in tally.counts {
+            let by = Double(n)
+            switch c.name {
+            case "usher_handoffs_total": metrics.increment(c.name, ["bot": b, "rule": c.label, "reason": c.second], by: by)
+            case "usher_notifications_total": metrics.increment(c.name, ["bot": b, "queue": c.label], by: by)
+            case "usher_truncated_messages_total": metrics.increment(c.name, ["bot": b], by: by)
+            default: metrics.increment(c.name, ["bot": b, "rule": c.label], by: by)
+            }
+        }
     }
 
     /// Runs a store operation, retrying transient failures with exponential backoff (and every
