@@ -193,11 +193,29 @@ final class PGResult {
 
     func string(_ row: Int, _ column: Int) -> String { text(row, column) ?? "" }
 
-    func int64(_ row: Int, _ column: Int) -> Int64 { text(row, column).flatMap { Int64($0) } ?? 0 }
+    /// Parsed in place (no String on the way): a batch reads several numbers a row.
+    func int64(_ row: Int, _ column: Int) -> Int64 {
+        if isNull(row, column) { return 0 }
+        let n = Int(PQgetlength(result, Int32(row), Int32(column)))
+        if n > 18 { return text(row, column).flatMap { Int64($0) } ?? 0 }   // near the limits: the careful way
+        return PQgetvalue(result, Int32(row), Int32(column))!.withMemoryRebound(to: UInt8.self, capacity: n) { p in
+            var i = 0, negative = false, value: Int64 = 0
+            if n > 0, p[0] == UInt8(ascii: "-") { negative = true; i = 1 }
+            while i < n, p[i] >= UInt8(ascii: "0"), p[i] <= UInt8(ascii: "9") {
+                value = value &* 10 &+ Int64(p[i] &- UInt8(ascii: "0"))
+                i += 1
+            }
+            return i == n && n > (negative ? 1 : 0) ? (negative ? -value : value) : (text(row, column).flatMap { Int64($0) } ?? 0)
+        }
+    }
 
     func int(_ row: Int, _ column: Int) -> Int { Int(int64(row, column)) }
 
-    func double(_ row: Int, _ column: Int) -> Double { text(row, column).flatMap { Double($0) } ?? 0 }
+    /// `strtod` on the value itself (NUL-terminated by libpq).
+    func double(_ row: Int, _ column: Int) -> Double {
+        if isNull(row, column) { return 0 }
+        return strtod(PQgetvalue(result, Int32(row), Int32(column))!, nil)
+    }
 
     func bool(_ row: Int, _ column: Int) -> Bool { text(row, column) == "t" }
 }
