@@ -158,10 +158,17 @@ extension ChatStore {
     /// the read covers everything up to the last message it returned.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
                              skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
-        // The batch in flight is usually the head of what is pending: read past it.
-        let read = try await pending(bot: bot, after: cursor, limit: skipping.isEmpty && share == .all ? limit : 2 * limit)
-        let kept = skipping.isEmpty && share == .all ? read
-            : read.filter { skipping[$0.conversationID] == nil && share.contains($0.conversationID) }
+        // Page by page until the batch is full: what the read leaves out (conversations in
+        // flight, other shares) costs another page only when it was there. At most four pages.
+        var read: [StoredMessage] = []
+        var kept: [StoredMessage] = []
+        for _ in 0..<4 {
+            let page = try await pending(bot: bot, after: read.last?.seq ?? cursor, limit: limit)
+            read += page
+            kept += skipping.isEmpty && share == .all ? page
+                : page.filter { skipping[$0.conversationID] == nil && share.contains($0.conversationID) }
+            if kept.count >= limit || page.count < limit { break }
+        }
         let batch = Array(kept.prefix(limit))
         var seen = Set<String>()
         let wanted = batch.map(\.conversationID).filter { !holds($0) && seen.insert($0).inserted }

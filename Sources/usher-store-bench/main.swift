@@ -1,8 +1,9 @@
 // usher-store-bench — SQLite store throughput against a bare C loop of the same transactions,
-// group commit, and the wake-up latency of waitForChanges. Numbers, not tests.
+// group commit, the worker end to end (deciding too) against the same loops, and the wake-up
+// latency of waitForChanges. Numbers, not tests.
 //
 //   swift run -c release usher-store-bench [--messages N] [--grouped N] [--conversations N] [--rounds N]
-//                                          [--quick] [--only bare|hop|inline|group|group-bare|wake] [--split]
+//                                          [--quick] [--only bare|hop|inline|worker|group|group-bare|wake] [--split]
 //                                          [--checkpoint-pages N] [--cache-kib N] [--mmap-mib N] [--page-size N]
 //   usher-store-bench --micro          cost of each statement of a commit
 //   usher-store-bench --micro-json     the state JSON codec
@@ -25,7 +26,7 @@ let perMessage = option("--messages", quick ? 5_000 : 20_000)
 let grouped = option("--grouped", quick ? 50_000 : 200_000)
 let conversations = option("--conversations", 1_000)
 let rounds = option("--rounds", quick ? 1 : 3)
-/// `--only bare|hop|inline|group|group-bare|wake` runs one part (for profiling; `group-bare`: the
+/// `--only bare|hop|inline|worker|group|group-bare|wake` runs one part (for profiling; `group-bare`: the
 /// group-commit bare loop alone).
 let only: String? = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 func runs(_ part: String) -> Bool { only == nil || only == part }
@@ -111,6 +112,12 @@ for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
     }
     print("  SQLiteStore, on its executor           \(rate(inline))   \(String(format: "%.2f×", inline / bare)) of bare")
 
+    let worker = !runs("worker") ? 1 : try await best {
+        try await work.prepare(path: path, pageSize: setup.tuning.pageSize)
+        return try await WorkerLoop.run(path: path, messages: n, options: options, groupCommit: false, batch: 256)
+    }
+    print("  the worker, deciding too               \(rate(worker))   \(String(format: "%.2f×", worker / bare)) of bare")
+
     print("  group commit, batch 256, \(g) messages: pending(limit 256) + states(batch) + commit(batch:)")
     var bareRun: BareLoop.Run?
     let groupBare = !(runs("group") || only == "group-bare") ? 1 : try await best {
@@ -141,6 +148,11 @@ for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
         return rate
     }
     print("  SQLiteStore, on its executor           \(rate(groupInline))   \(String(format: "%.2f×", groupInline / groupBare)) of bare")
+    let groupWorker = !(runs("group") || only == "worker") ? 1 : try await best {
+        try await groupWork.prepare(path: path, pageSize: setup.tuning.pageSize)
+        return try await WorkerLoop.run(path: path, messages: g, options: options, groupCommit: true, batch: 256)
+    }
+    print("  the worker, deciding too               \(rate(groupWorker))   \(String(format: "%.2f×", groupWorker / groupBare)) of bare")
     if let s = storeStatistics, setup.checkpointPages > 0 {
         print("      its checkpointer (one round): \(s.checkpoints) checkpoints; largest WAL \(s.largestWAL) pages")
     }
