@@ -21,23 +21,11 @@ enum WorkerBench {
         for i in 0..<count {
             try await store.append(NewMessage(id: "m\(i)", conversationID: "c\(i / 4)", from: .customer, text: "hello \(i % 4)", at: at))
         }
-        var options = Worker.Options()
-        options.groupCommit = groupCommit
-        options.idleWait = .milliseconds(5)
-        let worker = Worker(store: store, bots: [bot], options: options, log: Logger(minimum: .error))
-        let start = ContinuousClock.now
-        let task = Task { try await worker.run() }
-        // Done when every message is committed: the store counts them. (Asking `pending` from
-        // seq 0 every millisecond instead walked every done message, on the worker's own
-        // connection thread — most of the time the bench measured was its own polling.)
-        while store.statistics.commits < count { try await Task.sleep(for: .milliseconds(1)) }
-        let d = ContinuousClock.now - start
-        let left = try await store.pending(bot: "bench", after: 0, limit: 1)
-        precondition(left.isEmpty, "every message committed, none pending")
-        worker.requestStop()
-        try await task.value
+        let rate = try await BenchBot.messagesPerSecond(store, bot, count: count, groupCommit: groupCommit) {
+            store.statistics.commits
+        }
         try await store.close()
-        return Double(count) / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+        return rate
     }
 
     /// p50 and p99 (ms) from a message stored to its reply stored, with `rate` messages/s
