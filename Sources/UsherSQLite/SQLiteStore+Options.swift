@@ -34,6 +34,10 @@ extension SQLiteStore {
         public var checkpointPages: Int
         /// The time written on leases, handoffs and rows (injected, like every clock here).
         public var clock: @Sendable () -> Date
+        /// A second connection, on a thread of its own, for the worker's reads of a batch
+        /// (`pending`, `states`): they run beside the writes instead of waiting behind them on
+        /// the one writer connection (WAL lets readers run during a write). Not for `:memory:`.
+        public var readerConnection = true
 
         public init(synchronous: Synchronous = .normal, busyTimeout: Duration = .seconds(1), busyRetries: Int = 8,
                     retryBackoff: Duration = .milliseconds(5), pollInterval: Duration = .milliseconds(2),

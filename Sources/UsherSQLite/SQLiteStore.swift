@@ -25,6 +25,9 @@ public final class SQLiteStore: ChatStore {
     let thread: ConnectionThread
     /// Touched only on `thread`.
     let connection: SQLiteConnection
+    /// The reading connection and its thread (`Options.readerConnection`), or nil: reads go to
+    /// the writer connection.
+    let reader: (thread: ConnectionThread, connection: SQLiteConnection)?
     let signal: ChangeSignal
     /// Checkpoints the WAL off the commit path (nil for `:memory:` or `checkpointPages` 0).
     let checkpointer: WALCheckpointer?
@@ -62,6 +65,24 @@ public final class SQLiteStore: ChatStore {
         } catch {
             thread.stop()
             throw error
+        }
+        if options.readerConnection, path != ":memory:" {
+            let readerThread = ConnectionThread(name: "usher-sqlite-read")
+            do {
+                let readerConnection = try await withCheckedThrowingContinuation { (c: CheckedContinuation<SQLiteConnection, any Error>) in
+                    readerThread.submit { c.resume(with: Result { try Self.openReader(path: path, options: options) }) }
+                }
+                reader = (readerThread, readerConnection)
+            } catch {
+                readerThread.stop()
+                let connection = self.connection
+                thread.submit { connection.close() }
+                thread.stop()
+                checkpointer?.stop(then: {})
+                throw error
+            }
+        } else {
+            reader = nil
         }
     }
 
@@ -119,6 +140,10 @@ public final class SQLiteStore: ChatStore {
             let connection = connection
             thread.submit { connection.close() }
             thread.stop()
+            if let reader {
+                reader.thread.submit { reader.connection.close() }
+                reader.thread.stop()
+            }
             checkpointer?.stop(then: {})
         }
     }
@@ -177,10 +202,28 @@ public final class SQLiteStore: ChatStore {
         }
     }
 
-    /// Runs `body` on the connection's thread once (inline when already there).
-    private func once<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    /// The reading connection: its own, pragmas only (the writer opened, migrated and put the
+    /// file in WAL mode), and `query_only`, so that nothing written can go through it.
+    private static func openReader(path: String, options: Options) throws -> SQLiteConnection {
+        let db = try SQLiteConnection(path: path)
+        do {
+            try db.setBusyTimeout(milliseconds: Int(options.busyTimeout.milliseconds))
+            try db.execute("""
+                PRAGMA query_only = ON;
+                PRAGMA temp_store = MEMORY;
+                PRAGMA cache_size = -\(max(1024, options.cacheKiB));
+                """)
+            return db
+        } catch {
+            db.close()
+            throw error
+        }
+    }
+
+    /// Runs `body` on `thread` with `connection` once (inline when already there).
+    private func once<T: Sendable>(_ thread: ConnectionThread, _ connection: SQLiteConnection,
+                                   _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         if thread.isCurrent { return try body(connection) }
-        let connection = connection
         let path = path
         return try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
             let accepted = thread.submit { c.resume(with: Result { try body(connection) }) }
@@ -188,16 +231,28 @@ public final class SQLiteStore: ChatStore {
         }
     }
 
+    /// Runs a read on the reading connection, as `perform` — on the writer's when there is none,
+    /// or when the caller runs on the writer's thread already (`taskExecutor`: no hop at all).
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        guard let reader, !thread.isCurrent else { return try await perform(body) }
+        return try await perform(on: reader.thread, reader.connection, body)
+    }
+
     /// Runs `body` on the connection's thread; when SQLite reports busy (after its own
     /// `busy_timeout`), tries again with exponential backoff, up to `options.busyRetries` times.
     /// `body` must leave no transaction open when it throws.
     func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await perform(on: thread, connection, body)
+    }
+
+    private func perform<T: Sendable>(on thread: ConnectionThread, _ connection: SQLiteConnection,
+                                      _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         if lifecycle.withLock({ $0.closed }) { throw StoreError.closed(path) }
         var backoff = options.retryBackoff
         var attempt = 0
         while true {
             do {
-                return try await once(body)
+                return try await once(thread, connection, body)
             } catch let error as StoreError where error.code == "busy" && attempt < options.busyRetries {
                 attempt += 1
                 counters.withLock { $0.busyRetries += 1 }
@@ -231,7 +286,7 @@ public final class SQLiteStore: ChatStore {
     // MARK: ChatStore
 
     public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
-        try await perform { db in
+        try await read { db in
             let s = try db.statement(.pending)
             defer { s.reset() }
             s.bind(1, cursor)
@@ -332,7 +387,7 @@ public final class SQLiteStore: ChatStore {
         var w = JSONWriter(capacity: conversations.count * 16)
         w.stringArray(conversations)
         let ids = w.bytes
-        return try await perform { db in
+        return try await read { db in
             let s = try db.statement(.states)
             defer { s.reset() }
             s.bind(1, bot)
@@ -576,6 +631,12 @@ public final class SQLiteStore: ChatStore {
             }
         }
         thread.stop()
+        if let reader {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                if !reader.thread.submit({ reader.connection.close(); c.resume() }) { c.resume() }
+            }
+            reader.thread.stop()
+        }
         await checkpointer?.stop()
     }
 
