@@ -142,6 +142,7 @@ struct PGCommit {
             pairs.batchBots, pairs.batchIDs, pairs.bots, pairs.conversations,
             PGText.array(first.map { Int64(batch[$0].expectedVersion) }), PGText.array(reads.high),
             PGText.array(batch.map(\.inbound.seq)), reads.agentConversations, reads.agentLows,
+            "{" + first.map { batch[$0].expectedOwner != nil ? "t" : "f" }.joined(separator: ",") + "}",
         ])
     }
 
@@ -192,10 +193,11 @@ struct PGCommit {
                 let k = pairs.of[i]
                 seen[k] = true
                 let c = batch[i]
+                // A worker says the owner exactly when it read a state (which may be at version 0).
                 guard c.expectedVersion == 0 || c.expectedOwner != nil else { return nil }
-                exists[k] = c.expectedVersion != 0
+                exists[k] = c.expectedOwner != nil
                 version[k] = c.expectedVersion
-                owner[k] = c.expectedVersion != 0 ? c.expectedOwner : nil
+                owner[k] = c.expectedOwner
             }
         }
     }

@@ -200,8 +200,9 @@ package struct PGSQL: Sendable {
 
     /// $1 bots and $2 message ids (one per commit); $3 bots, $4 conversations, $5 versions (0: no
     /// state) and $6 high (one per conversation: its first commit's expected version, its newest
-    /// inbound seq in the batch); $7 the batch's inbound seqs; $8 conversations and $9 low (the
-    /// agent check, empty without replies). One statement that raises `batchChanged` unless
+    /// inbound seq in the batch); $7 the batch's inbound seqs (one per commit, with $1); $8
+    /// conversations and $9 low (the agent check, empty without replies); $10 whether each
+    /// conversation's state is expected to exist (a state can be at version 0). One statement that raises `batchChanged` unless
     /// every read of the two-round-trip commit would find what a batch of commits all
     /// `.committed` expects: no done mark, the states at their expected versions, no inbound
     /// message not done below `high` but those of the batch, no agent message after `low`. Sent
@@ -212,11 +213,11 @@ package struct PGSQL: Sendable {
         """
         SELECT \(u).expect_batch(
             NOT EXISTS (SELECT 1 FROM (\(processed)) AS d)
-            AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::int8[]) AS e(b, c, v)
+            AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::int8[], $10::bool[]) AS e(b, c, v, x)
                             LEFT JOIN \(u).bot_state AS s ON s.bot = e.b AND s.conversation_id = e.c
-                            WHERE coalesce(s.version, 0) <> e.v)
+                            WHERE (s.bot IS NOT NULL) <> e.x OR coalesce(s.version, 0) <> e.v)
             AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(undoneBetween, [1: 3, 2: 4, 3: 6]))) AS x(b, c, seq)
-                            WHERE x.seq NOT IN (SELECT unnest($7::int8[])))
+                            WHERE (x.b, x.seq) NOT IN (SELECT * FROM unnest($1::text[], $7::int8[])))
             AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(agentAfter, [1: 8, 2: 9]))) AS a))
         """
     }

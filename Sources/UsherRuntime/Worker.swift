@@ -253,6 +253,7 @@ public final class Worker: Sendable {
         var floor: Int64 = 0
         var rescanned = ContinuousClock.now
         var advanced = ContinuousClock.now
+        var movedHere = ContinuousClock.now   // this worker's last move of the shared cursor
         var committedSinceAdvance = false
         // While work flows the cursor moves in the background: moving it takes a statement that
         // walks the done messages since the last move, and the loop waiting for it held up the
@@ -266,7 +267,10 @@ public final class Worker: Sendable {
         func startMoving(mover: Bool = true) {
             guard moving == nil else { return }
             advanced = ContinuousClock.now
-            committedSinceAdvance = false
+            if mover {
+                movedHere = advanced
+                committedSinceAdvance = false   // a worker that only read the cursor still owes a move
+            }
             moving = Task {
                 let c = try? await self.retrying(bot, "advance-cursor") { () async throws -> Int64 in
                     if mover { try await self.store.advanceCursor(bot: bot.id) }
@@ -289,9 +293,12 @@ public final class Worker: Sendable {
         }
         // While batches are written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
-        var writing: [(task: Task<Bool, any Error>, conversations: [String])] = []
-        // Notified as each write ends: the loop waits for either that or a new message.
+        var writing: [(task: Task<Written, any Error>, conversations: [String])] = []
+        // Notified as each write ends: the loop waits for either that or a new message. Its
+        // generation counts the writes ended, `collected` those waited for: a write that ended
+        // and was not collected yet wakes the wait at once.
         let written = ChangeSignal()
+        var collected: UInt64 = 0
         // The conversations of the batches in flight, each with the seq its batch was read through.
         var inFlight: [String: Int64] = [:]
         var share = shares.withLock { $0[bot.id] } ?? .all
@@ -309,14 +316,23 @@ public final class Worker: Sendable {
         func finishWriting() async throws -> Bool? {
             guard !writing.isEmpty else { return nil }
             let w = writing.removeFirst()
-            let progress = try await w.task.value
+            let done = try await w.task.value
+            let progress = done.progress, unfinished = done.unfinished
+            collected += 1
             for c in w.conversations { inFlight[c] = nil }
+            // A message that could not be committed yet (an earlier one of its conversation
+            // showed up meanwhile) is below where the reads go on: read from the cursor again.
+            if unfinished { floor = 0 }
             if releaseOnceWritten > 0 {
                 releaseOnceWritten -= 1
                 if releaseOnceWritten == 0 { try await release() }
             }
             committedSinceAdvance = committedSinceAdvance || progress
-            if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval { startMoving(mover: share.index == 0) }
+            if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval {
+                // The first worker moves it; the others too once in four intervals, in case the
+                // first has nothing to commit (a cursor left behind makes every rescan longer).
+                startMoving(mover: share.index == 0 || ContinuousClock.now - movedHere >= options.cursorInterval * 4)
+            }
             return progress
         }
         do {
@@ -338,14 +354,14 @@ public final class Worker: Sendable {
                 }
                 // What a read passes over below its readThrough is another worker's (held under
                 // a lease), so it is not looked for again at once: only at the next rescan.
-                let generation = store.changeGeneration, writes = written.generation
+                let generation = store.changeGeneration
                 var read = try await intake(bot, after: max(cursor, floor), skipping: inFlight, share: share)
                 var batch = read.messages
                 if batch.isEmpty, !writing.isEmpty {
                     // Nothing to read beside the batches in flight: wait for the oldest to be
                     // written — or, where the store signals new messages, for one to arrive,
                     // read at once (else it would wait for a whole commit before its read).
-                    if let generation, await newMessage(since: generation, before: written, since: writes) { continue }
+                    if let generation, await newMessage(since: generation, before: written, since: collected) { continue }
                     if try await finishWriting() == false {
                         // Everything it held waits on an earlier message (or lost its lease
                         // meanwhile): wait for the store to change instead of spinning.
@@ -471,7 +487,14 @@ public final class Worker: Sendable {
     /// Stage two: writes a prepared batch — with group commit in one transaction, the
     /// conversations whose commit conflicts then one message at a time; otherwise conversations
     /// in parallel (up to `lanes`), each in order. Returns whether anything was committed.
-    private func write(_ p: Prepared, _ bot: BotRuntime) async throws -> Bool {
+    /// What a write did: whether it committed anything, and whether some conversation of it was
+    /// left with a message not committed (out of order, or in conflict 20 times).
+    private struct Written: Sendable {
+        var progress: Bool
+        var unfinished: Bool
+    }
+
+    private func write(_ p: Prepared, _ bot: BotRuntime) async throws -> Written {
         var mine = p.order
         var committed = false
         if !p.commits.isEmpty {
@@ -499,9 +522,9 @@ public final class Worker: Sendable {
             }
             mine = mine.filter(failed.contains)
         }
-        let progress = try await withThrowingTaskGroup(of: Bool.self) { group in
+        let (progress, finished) = try await withThrowingTaskGroup(of: (Bool, Bool).self) { group in
             var next = 0
-            var progress = false
+            var progress = false, finished = true
             func start() {
                 guard next < mine.count else { return }
                 let messages = p.byConversation[mine[next]]!
@@ -509,13 +532,14 @@ public final class Worker: Sendable {
                 group.addTask { try await self.decide(messages, bot) }
             }
             for _ in 0..<min(options.lanes, mine.count) { start() }
-            while let done = try await group.next() {
+            while let (done, all) = try await group.next() {
                 progress = progress || done
+                finished = finished && all
                 start()
             }
-            return progress
+            return (progress, finished)
         }
-        return committed || progress
+        return Written(progress: committed || progress, unfinished: !finished)
     }
 
 
@@ -540,15 +564,16 @@ public final class Worker: Sendable {
     }
 
     /// Decides one conversation's messages in order; stops at the first that cannot commit yet.
-    private func decide(_ messages: [StoredMessage], _ bot: BotRuntime) async throws -> Bool {
+    /// Returns whether any was committed, and whether all were.
+    private func decide(_ messages: [StoredMessage], _ bot: BotRuntime) async throws -> (Bool, Bool) {
         var progress = false
         for m in messages {
             switch try await decide(m, bot) {
             case .committed, .duplicate: progress = true
-            case .outOfOrder, .conflict: return progress
+            case .outOfOrder, .conflict: return (progress, false)
             }
         }
-        return progress
+        return (progress, true)
     }
 
     private func decide(_ m: StoredMessage, _ bot: BotRuntime) async throws -> CommitResult {

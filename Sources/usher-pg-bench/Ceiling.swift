@@ -94,6 +94,7 @@ struct Ceiling {
             Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)), Arr.int(pairs.map { _ in 0 }),
             Arr.int(pairs.map { high[$0] ?? 0 }), Arr.int(batch.map(\.inbound.seq)),
             Arr.text(agentConversations), Arr.int(agentConversations.map { low[$0]! }),
+            "{" + pairs.map { _ in "f" }.joined(separator: ",") + "}",
         ]))
         // 4. Classification: every commit commits; handoffs open as the owner becomes waiting
         // (one round: a conversation hands off once here).

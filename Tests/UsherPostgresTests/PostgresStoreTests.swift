@@ -66,6 +66,35 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A decision can leave a state at version 0 (the bot's own message); the next commit, which
+    /// read that state, expects version 0 of a state that exists — and goes in one round trip
+    /// instead of inserting the state again (a unique violation, retried for ever).
+    @Test func aStateAtVersionZeroIsExpectedAsExisting() async throws {
+        let store = try await TestDB.store()
+        let m1 = try await customer(store, "z", "one"), m2 = try await customer(store, "z", "two")
+        var first = ConformanceSuite.sampleCommit(m1, after: nil, reply: nil)
+        first.state.version = 0
+        #expect(try await store.commit(batch: [first]) == [.committed])
+        let second = ConformanceSuite.sampleCommit(m2, after: first.state, reply: "ok")
+        #expect(second.expectedVersion == 0 && second.expectedOwner == .bot)
+        #expect(try await store.commit(batch: [second]) == [.committed])
+        #expect(store.commitRoundTrips == (2, 0))
+        try await store.close()
+    }
+
+    /// The one-round-trip guard keeps each bot's order: a message of the batch done for one bot
+    /// is still undone for another.
+    @Test func aBatchOfTwoBotsKeepsEachBotsOrder() async throws {
+        let store = try await TestDB.store()
+        let m1 = try await customer(store, "t", "one"), m2 = try await customer(store, "t", "two")
+        let other = BotIdentity(id: "other", name: "Other", senderID: "bot:other")
+        let batch = [ConformanceSuite.sampleCommit(m1, after: nil, reply: "a"),
+                     ConformanceSuite.sampleCommit(m2, after: nil, reply: "b", bot: other)]
+        #expect(try await store.commit(batch: batch) == [.committed, .outOfOrder])
+        #expect(store.commitRoundTrips == (0, 1))
+        try await store.close()
+    }
+
     /// PostgreSQL's text cannot hold U+0000: the message is stored with U+FFFD instead, decided,
     /// and a reply quoting it is written the same way.
     @Test func nulBytesAreStoredAndDecided() async throws {
