@@ -66,6 +66,8 @@ struct PGCommit {
         var unique: [Pair] = []
         var of: [Int] = []
         var index: [Pair: Int] = [:]
+        /// Each pair's first commit (what it expects is the pair's expectation).
+        var first: [Int] = []
         /// Array literals several statements send: every commit's bot and message id, every
         /// pair's bot and conversation (built once: they are most of a batch's text).
         var batchBots = "", batchIDs = "", bots = "", conversations = ""
@@ -80,6 +82,7 @@ struct PGCommit {
                     index[p] = unique.count
                     of.append(unique.count)
                     unique.append(p)
+                    first.append(i)
                 }
             }
             batchBots = PGText.array(batch.lazy.map(\.bot))
@@ -98,8 +101,8 @@ struct PGCommit {
         /// The agent check's conversations and lows, as array literals (empty without it).
         var agentConversations = "{}"
         var agentLows = "{}"
-        /// Each conversation's newest inbound seq in the batch (by pair).
-        var high: [Int64] = []
+        /// Each pair's newest inbound seq in the batch, as an array literal.
+        var high = "{}"
     }
 
     private func readStatements(_ pairs: Pairs) -> Reads {
@@ -108,13 +111,13 @@ struct PGCommit {
         // messages not done, between each state's watermark and the batch.
         var high = [Int64](repeating: 0, count: pairs.unique.count)
         for i in batch.indices { high[pairs.of[i]] = max(high[pairs.of[i]], batch[i].inbound.seq) }
-        reads.high = high
+        reads.high = PGText.array(high)
         let lockStates: Statement = (sql.lockStates, [pairs.bots, pairs.conversations])
         reads.locks = [lockStates]
         reads.statements = [
             (sql.processed, [pairs.batchBots, pairs.batchIDs]),
             lockStates,
-            (sql.undoneBetween, [pairs.bots, pairs.conversations, PGText.array(high)]),
+            (sql.undoneBetween, [pairs.bots, pairs.conversations, reads.high]),
         ]
         // 4. The conversations' rows locked, then the newest agent message after the oldest
         // inbound message of each conversation.
@@ -136,13 +139,11 @@ struct PGCommit {
 
     /// `PGSQL.expectBatch` for what `Found(expecting:)` assumed.
     private func expectation(_ reads: Reads, _ pairs: Pairs) -> Statement {
-        var first = [Int](repeating: -1, count: pairs.unique.count)   // each pair's first commit
-        for i in batch.indices where first[pairs.of[i]] < 0 { first[pairs.of[i]] = i }
-        return (sql.expectBatch, [
+        (sql.expectBatch, [
             pairs.batchBots, pairs.batchIDs, pairs.bots, pairs.conversations,
-            PGText.array(first.map { Int64(batch[$0].expectedVersion) }), PGText.array(reads.high),
+            PGText.array(pairs.first.map { Int64(batch[$0].expectedVersion) }), reads.high,
             PGText.array(batch.map(\.inbound.seq)), reads.agentConversations, reads.agentLows,
-            "{" + first.map { batch[$0].expectedOwner != nil ? "t" : "f" }.joined(separator: ",") + "}",
+            "{" + pairs.first.map { batch[$0].expectedOwner != nil ? "t" : "f" }.joined(separator: ",") + "}",
         ])
     }
 
@@ -180,25 +181,16 @@ struct PGCommit {
         }
 
         /// What the batch's commits expect: no done mark, each pair's state as its first commit
-        /// read it (none when it expects version 0), nothing undone or written by an agent in
-        /// between. Nil when a commit does not say which owner it read.
+        /// read it (there when the commit says its owner — a worker says it exactly when it read
+        /// a state, which may be at version 0), nothing undone or written by an agent in
+        /// between. Nil when a commit expects a state without saying its owner.
         init?(expecting batch: [Commit], _ pairs: Pairs) {
-            let n = pairs.unique.count
-            exists = [Bool](repeating: false, count: n)
-            version = [Int](repeating: 0, count: n)
-            owner = [Owner?](repeating: nil, count: n)
-            undone = [[Int64]](repeating: [], count: n)
-            var seen = [Bool](repeating: false, count: n)
-            for i in batch.indices where !seen[pairs.of[i]] {
-                let k = pairs.of[i]
-                seen[k] = true
-                let c = batch[i]
-                // A worker says the owner exactly when it read a state (which may be at version 0).
-                guard c.expectedVersion == 0 || c.expectedOwner != nil else { return nil }
-                exists[k] = c.expectedOwner != nil
-                version[k] = c.expectedVersion
-                owner[k] = c.expectedOwner
-            }
+            let expected = pairs.first.map { batch[$0] }
+            guard expected.allSatisfy({ $0.expectedVersion == 0 || $0.expectedOwner != nil }) else { return nil }
+            exists = expected.map { $0.expectedOwner != nil }
+            version = expected.map(\.expectedVersion)
+            owner = expected.map(\.expectedOwner)
+            undone = [[Int64]](repeating: [], count: expected.count)
         }
     }
 

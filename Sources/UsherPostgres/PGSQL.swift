@@ -32,13 +32,14 @@ package struct PGSQL: Sendable {
 
     /// $1 cursor, $2 bot, $3 limit, $4 worker, $5 lease end (epoch seconds), $6 seconds, $7
     /// conversations to skip (text[]: the worker's batches in flight), $8 and $9 the share (count
-    /// and index; `shareSlot`), $10 the seq each conversation of $7 was read through (int8[]): `pending` and `claim` in one statement. The oldest pending
-    /// messages of the share's conversations that no other live
-    /// worker holds; the leases among them that are not this worker's for at least $6 more
-    /// seconds are taken (inserted in a fixed order; free or expired ones taken over, one another
-    /// worker took meanwhile left alone), and the messages of the conversations the worker now
-    /// holds are returned — so workers sharing a database read disjoint conversations, a claim
-    /// costs no round trip of its own, and a lease is written only when it needs renewing. Each
+    /// and index; `shareSlot`), $10 the seq each conversation of $7 was read through (int8[]):
+    /// `pending` and `claim` in one statement. The oldest pending messages of the share's
+    /// conversations that no other live worker holds; the leases among them that are not this
+    /// worker's for at least $6 more seconds are taken (inserted in a fixed order; free or expired
+    /// ones taken over, one another worker took meanwhile left alone), and the messages of the
+    /// conversations the worker now holds are returned — so workers sharing a database read
+    /// disjoint conversations, a claim costs no round trip of its own, and a lease is written
+    /// only when it needs renewing. Each
     /// row: `PGLayout.messageColumns`, the seq and conversation id again, the conversation's state
     /// (NULL: none yet), which the worker asks for next, and how far the read covered
     /// (`Intake.readThrough`).
@@ -202,10 +203,11 @@ package struct PGSQL: Sendable {
     /// state) and $6 high (one per conversation: its first commit's expected version, its newest
     /// inbound seq in the batch); $7 the batch's inbound seqs (one per commit, with $1); $8
     /// conversations and $9 low (the agent check, empty without replies); $10 whether each
-    /// conversation's state is expected to exist (a state can be at version 0). One statement that raises `batchChanged` unless
-    /// every read of the two-round-trip commit would find what a batch of commits all
-    /// `.committed` expects: no done mark, the states at their expected versions, no inbound
-    /// message not done below `high` but those of the batch, no agent message after `low`. Sent
+    /// conversation's state is expected to exist (a state can be at version 0). One statement
+    /// that raises `batchChanged` unless every read of the two-round-trip commit would find what
+    /// a batch of commits all `.committed` expects: no done mark; the states there or not, at
+    /// their expected versions; no inbound message not done below `high` but the same bot's of
+    /// the batch; no agent message after `low`. Sent
     /// after `lockStates` and `lockConversations` (so its snapshot sees what they waited for),
     /// before the writes and `COMMIT`, in one pipeline. The reads are those statements'
     /// own text with their parameters renumbered.
@@ -216,14 +218,20 @@ package struct PGSQL: Sendable {
             AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::int8[], $10::bool[]) AS e(b, c, v, x)
                             LEFT JOIN \(u).bot_state AS s ON s.bot = e.b AND s.conversation_id = e.c
                             WHERE (s.bot IS NOT NULL) <> e.x OR coalesce(s.version, 0) <> e.v)
-            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(undoneBetween, [1: 3, 2: 4, 3: 6]))) AS x(b, c, seq)
+            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(undoneBetween, [3, 4, 6]))) AS x(b, c, seq)
                             WHERE (x.b, x.seq) NOT IN (SELECT * FROM unnest($1::text[], $7::int8[])))
-            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(agentAfter, [1: 8, 2: 9]))) AS a))
+            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(agentAfter, [8, 9]))) AS a))
         """
     }
 
-    /// `sql` with its parameters `$n` renamed as `map` says (the others kept).
-    static func renumber(_ sql: String, _ map: [Int: Int]) -> String {
+    /// `sql` with its parameter `$n` renamed `$numbers[n - 1]`.
+    static func renumber(_ sql: String, _ numbers: [Int]) -> String {
+        replacingParameters(in: sql) { "$\(numbers[$0 - 1])" }
+    }
+
+    /// `sql` with each parameter `$n` replaced by `replacement(n)` (the benchmark turns them
+    /// into pgbench variables).
+    package static func replacingParameters(in sql: String, with replacement: (Int) -> String) -> String {
         var out = ""
         var chars = sql.makeIterator()
         var pending = chars.next()
@@ -232,7 +240,7 @@ package struct PGSQL: Sendable {
             guard ch == "$", let d = pending, d.isASCII, d.isNumber else { out.append(ch); continue }
             var digits = ""
             while let d = pending, d.isASCII, d.isNumber { digits.append(d); pending = chars.next() }
-            out += "$" + String(Int(digits).flatMap { map[$0] } ?? Int(digits)!)
+            out += replacement(Int(digits)!)
         }
         return out
     }
@@ -489,9 +497,9 @@ package struct PGSQL: Sendable {
         """
     }
 
-    /// $1 after, $2 limit.
     var lastNotificationSeq: String { "SELECT coalesce(max(seq), 0) FROM \(u).notifications" }
 
+    /// $1 after, $2 limit.
     package var notifications: String {
         """
         SELECT seq, bot, idempotency_key, conversation_id, queue, reason, text, customer_name, last_message,

@@ -260,9 +260,9 @@ public final class Worker: Sendable {
         // messages arriving meanwhile (a tail of the latency). `moved` is its result. When the
         // worker runs out of work it waits for the move (`advance`).
         // Workers sharing the bot share its cursor, and a move walks every message since the
-        // last: while work flows only the first of them moves it (`mover`), the others read
-        // where it is; each moves it when it runs out of work.
-        let moved = Locked<Int64?>(nil)
+        // last: while work flows the first of them moves it (`mover`), the others read where it
+        // is and move it only once in four intervals; each moves it when it runs out of work.
+        let moved = Locked<Int64?>(nil)   // the cursor a move left (-1: it failed)
         var moving: Task<Void, Never>?
         func startMoving(mover: Bool = true) {
             guard moving == nil else { return }
@@ -396,7 +396,8 @@ public final class Worker: Sendable {
                 // change, made when that write ends, keeps this batch's leases).
                 // Each conversation's messages up to its last in the batch are in flight: the
                 // read returned every one it saw in its range. (One committed there later — a
-                // hole when read — waits for the rescan.)
+                // hole when read — leaves its batch unfinished, and the next read starts at the
+                // cursor.)
                 for (c, messages) in prepared.byConversation { inFlight[c] = messages.last!.seq }
                 while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
                 writing.append((Task {
@@ -484,9 +485,6 @@ public final class Worker: Sendable {
         return p
     }
 
-    /// Stage two: writes a prepared batch — with group commit in one transaction, the
-    /// conversations whose commit conflicts then one message at a time; otherwise conversations
-    /// in parallel (up to `lanes`), each in order. Returns whether anything was committed.
     /// What a write did: whether it committed anything, and whether some conversation of it was
     /// left with a message not committed (out of order, or in conflict 20 times).
     private struct Written: Sendable {
@@ -494,6 +492,9 @@ public final class Worker: Sendable {
         var unfinished: Bool
     }
 
+    /// Stage two: writes a prepared batch — with group commit in one transaction, the
+    /// conversations whose commit conflicts then one message at a time; otherwise conversations
+    /// in parallel (up to `lanes`), each in order.
     private func write(_ p: Prepared, _ bot: BotRuntime) async throws -> Written {
         var mine = p.order
         var committed = false

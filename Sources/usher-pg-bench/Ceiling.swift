@@ -262,29 +262,11 @@ struct Ceiling {
         for (s, statement) in all[0].enumerated() {
             // pgbench meta-commands (the pipelines' ends) stand alone.
             if statement.sql.hasPrefix("\\") { text += statement.sql + "\n"; continue }
-            let body = Self.substitute(statement.sql, prefix: "s\(s)_")
+            let body = PGSQL.replacingParameters(in: statement.sql) { ":s\(s)_\($0)" }
             text += body + ";\n"
         }
         return Script(text: text, constants: constants, columns: columns, rows: rows, batches: batches,
                       messagesPerBatch: batchSize, fetchOnly: fetchOnly)
-    }
-
-    /// `$n` → `:<prefix>n`.
-    static func substitute(_ sql: String, prefix: String) -> String {
-        var out = ""
-        var chars = sql.makeIterator()
-        var pending: Character? = chars.next()
-        while let ch = pending {
-            pending = chars.next()
-            if ch == "$", let d = pending, d.isASCII, d.isNumber {
-                var digits = ""
-                while let d = pending, d.isASCII, d.isNumber { digits.append(d); pending = chars.next() }
-                out += ":\(prefix)\(digits)"
-            } else {
-                out.append(ch)
-            }
-        }
-        return out
     }
 
     /// Loads the batches' values into `bench.batches` of `database`.

@@ -44,6 +44,17 @@ func eventually(_ what: String, timeout: Duration = .seconds(10), sourceLocation
     Issue.record("timed out waiting for: \(what)", sourceLocation: sourceLocation)
 }
 
+/// A worker (idle wait 20 ms) whose agent notifications, merged in `window` seconds, are handed to
+/// `deliver` — what the notification tests watch.
+func notifyingWorker(_ store: any ChatStore, _ bot: BotRuntime, id: String = "w", window: Double,
+                     deliver: @escaping @Sendable (NotificationDigest) -> Void) -> Worker {
+    var options = Worker.Options()
+    options.idleWait = .milliseconds(20)
+    options.notificationWindow = window
+    options.deliver = deliver
+    return Worker(store: store, bots: [bot], workerID: id, options: options, log: Logger(minimum: .error))
+}
+
 @Suite("Worker")
 struct WorkerTests {
     @Test func seedBehaviourThroughTheStore() async throws {
@@ -268,11 +279,7 @@ struct NotificationDeliveryTests {
         let store = InMemoryStore()
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         let got = Mutex<[NotificationDigest]>([])
-        var options = Worker.Options()
-        options.idleWait = .milliseconds(20)
-        options.notificationWindow = 0.5
-        options.deliver = { d in got.withLock { $0.append(d) } }
-        let worker = Worker(store: store, bots: [bot], options: options, log: Logger(minimum: .error))
+        let worker = notifyingWorker(store, bot, window: 0.5) { d in got.withLock { $0.append(d) } }
         let task = Task { try await worker.run() }
         try await Task.sleep(for: .milliseconds(100))
         for c in 0..<3 { for k in 0..<4 { try await store.append(NewMessage(conversationID: "c\(c)", from: .customer, senderName: "N\(c)", text: "m\(k)")) } }
@@ -292,11 +299,7 @@ struct NotificationDeliveryTests {
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         let got = Mutex<[(String, NotificationDigest)]>([])
         func worker(_ id: String) -> Worker {
-            var options = Worker.Options()
-            options.idleWait = .milliseconds(20)
-            options.notificationWindow = 0.3
-            options.deliver = { d in got.withLock { $0.append((id, d)) } }
-            return Worker(store: store, bots: [bot], workerID: id, options: options, log: Logger(minimum: .error))
+            notifyingWorker(store, bot, id: id, window: 0.3) { d in got.withLock { $0.append((id, d)) } }
         }
         let a = worker("a"), b = worker("b")
         let ta = Task { try await a.run() }
@@ -429,11 +432,7 @@ final class HookedStore: ChatStore {
         store.hidden.withLock { $0 = ["c0"] }
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         let got = Mutex<[NotificationDigest]>([])
-        var options = Worker.Options()
-        options.idleWait = .milliseconds(20)
-        options.notificationWindow = 0.2
-        options.deliver = { d in got.withLock { $0.append(d) } }
-        let worker = Worker(store: store, bots: [bot], workerID: "w", options: options, log: Logger(minimum: .error))
+        let worker = notifyingWorker(store, bot, window: 0.2) { d in got.withLock { $0.append(d) } }
         let task = Task { try await worker.run() }
         try await Task.sleep(for: .milliseconds(100))
         for c in 0..<2 { for k in 0..<4 { try await store.append(NewMessage(conversationID: "c\(c)", from: .customer, text: "m\(k)")) } }
