@@ -13,11 +13,14 @@ final class PGSession: @unchecked Sendable {
     private var closed = false
     /// Runs once on every new connection (LISTEN, session settings).
     private let setup: (PGConnection) throws(StoreError) -> Void
+    /// Shown as `application_name` in `pg_stat_activity` unless the URL names one.
+    private let label: String
 
     init(_ conninfo: String, label: String, setup: @escaping (PGConnection) throws(StoreError) -> Void = { _ in }) {
         self.conninfo = conninfo
         self.queue = DispatchQueue(label: label)
         self.setup = setup
+        self.label = label
     }
 
     /// Runs `body` with the connection, connecting first when there is none.
@@ -36,6 +39,7 @@ final class PGSession: @unchecked Sendable {
         } else {
             connection = nil
             let c = try PGConnection(conninfo)
+            try c.script("SELECT set_config('application_name', \(PGText.literal(label)), false) WHERE current_setting('application_name') = ''")
             try setup(c)
             connection = c
             db = c

@@ -254,6 +254,32 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// Each connection names itself in `pg_stat_activity` (an operator sees which is the reader,
+    /// which commits), unless the URL names the application itself.
+    @Test func connectionsNameThemselves() async throws {
+        let url = try TestDB.server.createDatabase()
+        let database = PostgresTestServer.database(of: url)
+        func names() throws -> [String] {
+            try TestDB.server.psql("SELECT application_name FROM pg_stat_activity WHERE datname = '\(database)' ORDER BY 1",
+                                   database: database).split(separator: "\n").map(String.init).filter { $0.hasPrefix("usher") || $0 == "helpdesk-bot" }
+        }
+        let store = try await PostgresStore(url: url)
+        let m = try await customer(store, "a", "hello")
+        _ = try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: Date().addingTimeInterval(30),
+                                         skipping: [:], share: .all, holds: { _ in false })
+        #expect(try await reply(store, m, "hi") == .committed)
+        try await Task.sleep(for: .milliseconds(200))   // the listener connects on its own thread
+        #expect(try names() == ["usher.postgres", "usher.postgres.commit0", "usher.postgres.listen", "usher.postgres.reader"])
+        try await store.close()
+        var waited = 0
+        while try !names().isEmpty, waited < 40 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }   // the backends end
+        let named = try await PostgresStore(url: url + (url.contains("?") ? "&" : "?") + "application_name=helpdesk-bot")
+        _ = try await named.latestSeq()
+        #expect(try names().contains("helpdesk-bot"))
+        #expect(try !names().contains("usher.postgres.reader"))
+        try await named.close()
+    }
+
     /// Workers say they are alive until a time; one that stops saying so drops out of the list
     /// (and the others split its share), as does one that leaves; groups are apart.
     @Test func membersComeAndGo() async throws {
