@@ -12,7 +12,7 @@ final class PGListener: Sendable {
     private let session: PGSession
 
     init(_ conninfo: String, channel: String) {
-        session = PGSession(conninfo, label: "usher.postgres.listen") { db throws(StoreError) in
+        session = PGSession(conninfo, label: "usher.postgres.listen", thread: false) { db throws(StoreError) in
             try db.script("LISTEN \(PGText.identifier(channel))")
         }
         let thread = Thread { [self] in loop() }

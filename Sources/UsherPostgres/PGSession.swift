@@ -1,13 +1,16 @@
 import Foundation
 import UsherStore
 
-/// One connection used from one serial queue: every blocking libpq call runs there, never on the
-/// cooperative thread pool. A broken connection is dropped and made again on the next call, so
-/// a server restart costs the calls made while it was down (transient errors the worker retries
-/// with backoff), nothing more.
+/// One connection used from one thread of its own (`ThreadExecutor`): every blocking libpq call
+/// runs there, never on the cooperative thread pool — and a worker stage the store runs on that
+/// thread (`PostgresStore.executor(for:)`) calls it without a thread switch. A broken connection
+/// is dropped and made again on the next call, so a server restart costs the calls made while
+/// it was down (transient errors the worker retries with backoff), nothing more.
 final class PGSession: @unchecked Sendable {
-    // @unchecked: `connection` is only touched on `queue`.
-    private let queue: DispatchQueue
+    // @unchecked: `connection` is only touched on the session's thread (or, without one, the
+    // listener's).
+    /// The thread the connection is used on (nil: the caller's own, `runHere` only).
+    let executor: ThreadExecutor?
     private let conninfo: String
     private var connection: PGConnection?
     private var closed = false
@@ -16,18 +19,24 @@ final class PGSession: @unchecked Sendable {
     /// Shown as `application_name` in `pg_stat_activity` unless the URL names one.
     private let label: String
 
-    init(_ conninfo: String, label: String, setup: @escaping (PGConnection) throws(StoreError) -> Void = { _ in }) {
+    /// `thread`: the session has a thread of its own for `run` (the listener's loop is one).
+    init(_ conninfo: String, label: String, thread: Bool = true,
+         setup: @escaping (PGConnection) throws(StoreError) -> Void = { _ in }) {
         self.conninfo = conninfo
-        self.queue = DispatchQueue(label: label)
+        self.executor = thread ? ThreadExecutor(name: label) : nil
         self.setup = setup
         self.label = label
     }
 
-    /// Runs `body` with the connection, connecting first when there is none.
+    deinit { executor?.stop() }
+
+    /// Runs `body` with the connection on the session's thread, connecting first when there is
+    /// none: at once when the caller is on that thread (a worker stage the store put there),
+    /// else by going there and back.
     func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
-            queue.async { c.resume(with: Result { try self.runHere(body) }) }
-        }
+        guard let executor else { preconditionFailure("PGSession.run on a session without a thread") }
+        if executor.isCurrent { return try runHere(body) }
+        return try await withTaskExecutorPreference(executor) { try self.runHere(body) }
     }
 
     /// `run` without leaving the caller's thread: for the listener's own loop.
@@ -72,12 +81,12 @@ final class PGSession: @unchecked Sendable {
     }
 
     func close() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            queue.async {
-                self.closed = true
-                self.connection = nil
-                c.resume()
-            }
+        guard let executor else { return }
+        if executor.isCurrent {
+            closeHere()
+        } else {
+            await withTaskExecutorPreference(executor) { self.closeHere() }
         }
+        executor.stop()
     }
 }

@@ -173,6 +173,15 @@ public final class PostgresStore: ChatStore {
         return listener.generation
     }
 
+    /// The worker reads and decides on the reading connection's thread, and writes on a commit
+    /// connection's: their calls then run where they are made.
+    public func executor(for stage: WorkerStage) -> (any TaskExecutor)? {
+        switch stage {
+        case .read: return reader.executor
+        case .write(let n): return writers.executor(n)
+        }
+    }
+
     public func waitForChanges(since generation: UInt64, timeout: Duration) async {
         guard let listener else { try? await Task.sleep(for: timeout); return }
         await listener.signal.wait(since: generation, timeout: timeout)

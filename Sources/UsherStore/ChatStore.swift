@@ -29,6 +29,11 @@ public protocol ChatStore: Sendable {
     /// cancellation — whichever comes first.
     func waitForChanges(since generation: UInt64, timeout: Duration) async
 
+    /// Where the worker runs a stage's tasks: for a store whose calls block threads of its own
+    /// (PostgreSQL), those threads (`ThreadExecutor`), so that a call runs where it is made
+    /// instead of waking the store's thread and then the caller's. nil: the global executor.
+    func executor(for stage: WorkerStage) -> (any TaskExecutor)?
+
     /// The bot's durable cursor: every inbound message at or below it is done.
     func cursor(bot: String) async throws -> Int64
 
@@ -118,6 +123,8 @@ public protocol ChatStore: Sendable {
 extension ChatStore {
     /// No change signal.
     public var changeGeneration: UInt64? { nil }
+
+    public func executor(for stage: WorkerStage) -> (any TaskExecutor)? { nil }
 
     /// No change signal: waits out `timeout` (or until cancelled).
     public func waitForChanges(since generation: UInt64, timeout: Duration) async {
@@ -225,6 +232,14 @@ public struct Share: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What a worker's read (`ChatStore.claimPending`) returns.
+/// A stage of a worker's loop (`ChatStore.executor(for:)`).
+public enum WorkerStage: Sendable, Hashable {
+    /// Reading the next batch and deciding it.
+    case read
+    /// Writing a batch: the worker's n-th write (writes in flight at once differ in n).
+    case write(Int)
+}
+
 public struct Intake: Sendable {
     /// The messages of conversations the worker now holds, in `seq` order.
     public var messages: [StoredMessage]
