@@ -207,10 +207,15 @@ public final class Worker: Sendable {
     /// The group (`ChatStore.members`) of the workers reading `bot`'s conversations.
     static func membersGroup(_ bot: String) -> String { "usher:workers:" + bot }
 
-    /// Says every `memberInterval` that this worker is alive, and takes each bot's share anew.
+    /// Says every `memberInterval` that this worker is alive, and takes each bot's share anew —
+    /// every 50 ms in its first eight intervals: workers started together each see only those
+    /// that registered before them, and until they agree on the shares they read (and claim)
+    /// each other's conversations, which the others then find only at a rescan.
     private func heartbeat() async throws {
+        let forming = ContinuousClock.now + options.memberInterval * 8
         while !isStopping && !Task.isCancelled {
-            if await pause(options.memberInterval) { break }
+            let interval = ContinuousClock.now < forming ? min(options.memberInterval, .milliseconds(50)) : options.memberInterval
+            if await pause(interval) { break }
             try await beat()
         }
     }
