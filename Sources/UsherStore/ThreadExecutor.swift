@@ -37,6 +37,7 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
             for job in ready { job.runSynchronously(on: asUnownedTaskExecutor()) }
             lock.lock()
         }
+        thread = nil   // its id may be another thread's from now on
         lock.unlock()
     }
 
