@@ -23,7 +23,7 @@ final class PGSession: @unchecked Sendable {
     init(_ conninfo: String, label: String, thread: Bool = true,
          setup: @escaping (PGConnection) throws(StoreError) -> Void = { _ in }) {
         self.conninfo = conninfo
-        self.executor = thread ? ThreadExecutor(name: label) : nil
+        self.executor = thread ? ThreadExecutor(name: label, spin: .zero) : nil
         self.setup = setup
         self.label = label
     }

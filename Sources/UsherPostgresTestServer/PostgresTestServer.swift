@@ -17,6 +17,15 @@ public final class PostgresTestServer: @unchecked Sendable {
     /// The server shared by everything in this process, started on first use.
     public static let shared: Result<PostgresTestServer, any Error> = Result { try PostgresTestServer() }
 
+    /// `shared`, awaited on a thread of its own: the first use runs `initdb` and starts the
+    /// server (seconds), and every test asking meanwhile would otherwise hold a thread of the
+    /// cooperative pool — with two cores, all of them, stalling the tests that do not need it.
+    public static func ready() async throws -> PostgresTestServer {
+        try await withCheckedThrowingContinuation { c in
+            Thread.detachNewThread { c.resume(with: shared) }
+        }
+    }
+
     /// Starts a server. `settings` are extra `-c name=value` server settings.
     public init(settings: [String: String] = ["fsync": "off", "max_connections": "200"]) throws {
         bin = try Self.binDirectory()

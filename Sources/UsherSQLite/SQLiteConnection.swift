@@ -7,7 +7,7 @@ import UsherStore
 /// `@unchecked Sendable`: the handle is opened in SQLite's multi-thread mode
 /// (`SQLITE_OPEN_NOMUTEX`), in which "a single database connection [may not be] used
 /// simultaneously in two or more threads". `SQLiteStore` confines every use to the
-/// connection's `ConnectionThread`, one call at a time, which is exactly that guarantee.
+/// connection's `ThreadExecutor`, one call at a time, which is exactly that guarantee.
 final class SQLiteConnection: @unchecked Sendable {
     private var db: OpaquePointer?
     /// Prepared statements of `Query`, by raw value, prepared on first use and kept.

@@ -22,12 +22,12 @@ public final class SQLiteStore: ChatStore {
     public let path: String
     public let options: Options
 
-    let thread: ConnectionThread
+    let thread: ThreadExecutor
     /// Touched only on `thread`.
     let connection: SQLiteConnection
     /// The reading connection and its thread (`Options.readerConnection`), or nil: reads go to
     /// the writer connection.
-    let reader: (thread: ConnectionThread, connection: SQLiteConnection)?
+    let reader: (thread: ThreadExecutor, connection: SQLiteConnection)?
     let signal: ChangeSignal
     /// Checkpoints the WAL off the commit path (nil for `:memory:` or `checkpointPages` 0).
     let checkpointer: WALCheckpointer?
@@ -48,7 +48,7 @@ public final class SQLiteStore: ChatStore {
         guard !path.isEmpty else { throw StoreError("bad-url", "the SQLite store needs a file path") }
         self.path = path
         self.options = options
-        let thread = ConnectionThread(name: "usher-sqlite")
+        let thread = ThreadExecutor(name: "usher-sqlite")
         self.thread = thread
         self.signal = ChangeSignal.shared(for: path)
         let now = options.clock()
@@ -67,7 +67,7 @@ public final class SQLiteStore: ChatStore {
             throw error
         }
         if options.readerConnection, path != ":memory:" {
-            let readerThread = ConnectionThread(name: "usher-sqlite-read")
+            let readerThread = ThreadExecutor(name: "usher-sqlite-read")
             do {
                 let readerConnection = try await withCheckedThrowingContinuation { (c: CheckedContinuation<SQLiteConnection, any Error>) in
                     readerThread.submit { c.resume(with: Result { try Self.openReader(path: path, options: options) }) }
@@ -221,7 +221,7 @@ public final class SQLiteStore: ChatStore {
     }
 
     /// Runs `body` on `thread` with `connection` once (inline when already there).
-    private func once<T: Sendable>(_ thread: ConnectionThread, _ connection: SQLiteConnection,
+    private func once<T: Sendable>(_ thread: ThreadExecutor, _ connection: SQLiteConnection,
                                    _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         if thread.isCurrent { return try body(connection) }
         let path = path
@@ -245,7 +245,7 @@ public final class SQLiteStore: ChatStore {
         try await perform(on: thread, connection, body)
     }
 
-    private func perform<T: Sendable>(on thread: ConnectionThread, _ connection: SQLiteConnection,
+    private func perform<T: Sendable>(on thread: ThreadExecutor, _ connection: SQLiteConnection,
                                       _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         if lifecycle.withLock({ $0.closed }) { throw StoreError.closed(path) }
         var backoff = options.retryBackoff

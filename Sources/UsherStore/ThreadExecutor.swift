@@ -1,71 +1,138 @@
 import Foundation
+import Synchronization
 
-/// A task executor that is one thread of its own. A store whose calls block (libpq) runs them
-/// on such threads; the worker runs a stage's tasks there too (`ChatStore.executor(for:)`), and
-/// a call made on the thread it needs runs at once, where a call from elsewhere would wake that
-/// thread and then wake the caller's again — two thread switches per call, which at a thousand
-/// messages a second were most of the worker's CPU.
+/// A thread of its own that owns one database connection: every blocking call on the connection
+/// (SQLite, libpq) runs here, never on the cooperative thread pool.
 ///
-/// Jobs run in the order they come. Once stopped, the thread ends when its queue is empty, and
-/// jobs that come later run on the global executor.
+/// Callers hand it closures (`submit`, bridged with continuations by the stores). It is also a
+/// `TaskExecutor`: a task that prefers it runs on this thread — the worker runs its stages so
+/// (`ChatStore.executor(for:)`) — and its store calls then run at once instead of waking this
+/// thread and then the caller's again. Once stopped it ends when its queue is empty; jobs that
+/// come later run on a global thread, so that a task is never stranded.
 public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: `jobs`, `thread` and `stopped` are only touched under `lock`.
-    private let lock = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var thread: pthread_t?
-    private var stopped = false
+    // @unchecked: `threadID` is written once by the thread before `started` is signalled and
+    // only read after `init` has waited for that signal; everything else is behind `queue`.
 
-    public init(name: String) {
-        let t = Thread { [self] in loop() }
-        t.name = name
-        t.start()
-        lock.lock()
-        while thread == nil { lock.wait() }
-        lock.unlock()
+    private enum Item: Sendable {
+        case work(@Sendable () -> Void)
+        case job(UnownedJob)
     }
 
-    private func loop() {
-        lock.lock()
-        thread = pthread_self()
-        lock.broadcast()
-        while true {
-            while jobs.isEmpty && !stopped { lock.wait() }
-            if jobs.isEmpty { break }
-            let ready = jobs
-            jobs.removeAll(keepingCapacity: true)
-            lock.unlock()
-            for job in ready { job.runSynchronously(on: asUnownedTaskExecutor()) }
-            lock.lock()
+    private struct Queue {
+        var items: [Item] = []
+        var sleeping = false
+        var stopped = false
+        /// The loop has returned: nothing queued now would ever run.
+        var exited = false
+    }
+
+    private let queue = Locked(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+    /// Items pushed and not yet taken: lets the thread spin briefly before it sleeps.
+    private let queued = Atomic<Int>(0)
+    /// How long the thread polls for more work before it sleeps: a caller that awaits one call
+    /// and makes the next within this window finds the thread awake (no futex wake-up).
+    private let spin: Duration
+    private nonisolated(unsafe) var threadID = pthread_self()
+
+    /// `spin`: how long the thread polls for more work before it sleeps (zero: it sleeps at once,
+    /// for a thread whose caller waits on a server that needs the cores meanwhile).
+    public init(name: String, spin: Duration = .microseconds(50)) {
+        self.spin = spin
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            threadID = pthread_self()
+            started.signal()
+            loop()
         }
-        thread = nil   // its id may be another thread's from now on
-        lock.unlock()
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    /// Whether the caller is running on this thread.
+    public var isCurrent: Bool {
+        // Once the thread has ended its id may be another thread's.
+        pthread_equal(pthread_self(), threadID) != 0 && !queue.withLock { $0.exited }
+    }
+
+    /// Runs `work` on the thread, after what is already queued. Returns `false` once stopped.
+    @discardableResult
+    public func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+        push(.work(work))
+    }
+
+    /// Lets the thread finish what is queued, then end.
+    public func stop() {
+        let signal = queue.withLock { q -> Bool in
+            q.stopped = true
+            defer { q.sleeping = false }
+            return q.sleeping
+        }
+        if signal { wake.signal() }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        lock.lock()
-        if stopped {
-            lock.unlock()
-            globalConcurrentExecutor.enqueue(job)
-            return
+        if !push(.job(job)) {
+            // The thread has ended: still run the job somewhere, so a task is never stranded.
+            DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
         }
-        jobs.append(job)
-        lock.signal()
-        lock.unlock()
     }
 
-    /// Whether the caller runs on this executor's thread.
-    public var isCurrent: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    private func push(_ item: Item) -> Bool {
+        let (accepted, signal) = queue.withLock { q -> (Bool, Bool) in
+            if q.exited { return (false, false) }
+            if q.stopped, case .work = item { return (false, false) }
+            q.items.append(item)
+            queued.add(1, ordering: .releasing)
+            defer { q.sleeping = false }
+            return (true, q.sleeping)
+        }
+        if signal { wake.signal() }
+        return accepted
     }
 
-    /// Ends the thread once the jobs already queued have run.
-    public func stop() {
-        lock.lock()
-        stopped = true
-        lock.signal()
-        lock.unlock()
+    private func loop() {
+        let executor = asUnownedTaskExecutor()
+        let clock = ContinuousClock()
+        var idleSince: ContinuousClock.Instant?
+        while true {
+            if queued.load(ordering: .acquiring) == 0, !queue.withLock({ $0.stopped }) {
+                // Nothing queued: poll a little before going to sleep.
+                let since = idleSince ?? clock.now
+                idleSince = since
+                if clock.now - since < spin {
+                    sched_yield()
+                    continue
+                }
+            }
+            idleSince = nil
+            let (items, done) = queue.withLock { q -> ([Item], Bool) in
+                if q.items.isEmpty {
+                    if q.stopped {
+                        q.exited = true
+                        return ([], true)
+                    }
+                    q.sleeping = true
+                    return ([], false)
+                }
+                let out = q.items
+                q.items.removeAll(keepingCapacity: true)
+                queued.subtract(out.count, ordering: .relaxed)
+                return (out, false)
+            }
+            if done { return }
+            if items.isEmpty {
+                wake.wait()
+                continue
+            }
+            for item in items {
+                switch item {
+                case let .work(work): work()
+                case let .job(job): job.runSynchronously(on: executor)
+                }
+            }
+        }
     }
 }

@@ -7,12 +7,12 @@ import UsherStore
 /// The server every PostgreSQL test uses (one per test process), and a fresh database per store.
 enum TestDB {
     static var server: PostgresTestServer {
-        get throws { try PostgresTestServer.shared.get() }
+        get async throws { try await PostgresTestServer.ready() }
     }
 
     /// A new, empty database with Usher's schema.
     static func store(_ options: PostgresStore.Options = .init()) async throws -> PostgresStore {
-        try await PostgresStore(url: try server.createDatabase(), options: options)
+        try await PostgresStore(url: try await server.createDatabase(), options: options)
     }
 }
 
@@ -29,7 +29,7 @@ struct PostgresConformanceTests {
     /// Every check again with calls alternating between two stores (two connections, as two
     /// workers would have) on the same database.
     static let split = ConformanceSuite {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         return SplitStore([try await PostgresStore(url: url), try await PostgresStore(url: url)])
     }
 

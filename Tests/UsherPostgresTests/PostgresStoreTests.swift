@@ -112,7 +112,7 @@ struct PostgresStoreTests {
     /// A SQL_ASCII database stores any bytes: invalid UTF-8 written by a backend is read with
     /// U+FFFD in place of the bad bytes, decided, and does not hold back the next conversation.
     @Test func invalidUTF8IsDecided() async throws {
-        let server = try TestDB.server
+        let server = try await TestDB.server
         let url = try server.createDatabase(encoding: "SQL_ASCII")
         let store = try await PostgresStore(url: url)
         let database = PostgresTestServer.database(of: url)
@@ -134,7 +134,7 @@ struct PostgresStoreTests {
     /// A worker's read does not claim to cover a number an open transaction holds: the next read
     /// starting after it still finds that message once it commits.
     @Test func aReadStopsBelowATransactionInFlight() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
         let first = try await customer(store, "a", "first")
         let slow = try PGConnection(url)
@@ -154,7 +154,7 @@ struct PostgresStoreTests {
     }
 
     @Test func theCursorWaitsForATransactionInFlight() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
         _ = try await customer(store, "a", "first")
         let slow = try PGConnection(url)
@@ -189,7 +189,7 @@ struct PostgresStoreTests {
     /// The hole right below the oldest message not done: the cursor stops below the hole, not
     /// just below that message (the hole has no row after it below the target to show it).
     @Test func theCursorStopsBelowAHoleJustBeforeAnUndoneMessage() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
         let first = try await customer(store, "a", "first")
         #expect(try await reply(store, first, "ok") == .committed)
@@ -209,7 +209,7 @@ struct PostgresStoreTests {
     /// it was seen has ended — not after `gapTimeout` — while one an open transaction holds is
     /// not, however often the cursor looks.
     @Test func theCursorPassesARolledBackHoleSoon() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
         let first = try await customer(store, "a", "first")
         _ = try await reply(store, first, "ok")
@@ -243,10 +243,10 @@ struct PostgresStoreTests {
     /// An append the database refuses fails alone: the session it ran on is not left inside an
     /// aborted transaction (the pipelined append's COMMIT is skipped after the error).
     @Test func aRefusedAppendLeavesTheSessionUsable() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
         let database = PostgresTestServer.database(of: url)
-        try TestDB.server.psql("ALTER TABLE messages ADD CONSTRAINT no_boom CHECK (content <> 'boom')", database: database)
+        try await TestDB.server.psql("ALTER TABLE messages ADD CONSTRAINT no_boom CHECK (content <> 'boom')", database: database)
         await #expect(throws: StoreError.self) { try await store.append(NewMessage(conversationID: "a", from: .customer, text: "boom")) }
         let next = try await customer(store, "a", "fine")
         #expect(try await store.cursor(bot: Self.bot.id) == 0)
@@ -257,10 +257,11 @@ struct PostgresStoreTests {
     /// Each connection names itself in `pg_stat_activity` (an operator sees which is the reader,
     /// which commits), unless the URL names the application itself.
     @Test func connectionsNameThemselves() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         let database = PostgresTestServer.database(of: url)
+        let server = try await TestDB.server
         func names() throws -> [String] {
-            try TestDB.server.psql("SELECT application_name FROM pg_stat_activity WHERE datname = '\(database)' ORDER BY 1",
+            try server.psql("SELECT application_name FROM pg_stat_activity WHERE datname = '\(database)' ORDER BY 1",
                                    database: database).split(separator: "\n").map(String.init).filter { $0.hasPrefix("usher") || $0 == "helpdesk-bot" }
         }
         let store = try await PostgresStore(url: url)
@@ -283,7 +284,7 @@ struct PostgresStoreTests {
     /// Workers say they are alive until a time; one that stops saying so drops out of the list
     /// (and the others split its share), as does one that leaves; groups are apart.
     @Test func membersComeAndGo() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
         let group = "usher:workers:support"
         let later = Date().addingTimeInterval(30)
@@ -303,10 +304,10 @@ struct PostgresStoreTests {
     /// A reply the database refuses (too long for the helpdesk's column): that message is marked
     /// done with the reason — not retried forever — and the conversations behind it go on.
     @Test func aMessageTheDatabaseRefusesIsQuarantined() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
         let database = PostgresTestServer.database(of: url)
-        try TestDB.server.psql("ALTER TABLE messages ALTER COLUMN content TYPE varchar(40)", database: database)
+        try await TestDB.server.psql("ALTER TABLE messages ALTER COLUMN content TYPE varchar(40)", database: database)
         let a = try await customer(store, "a", "hi")
         let b = try await customer(store, "b", "hi")
         let commits = [
@@ -316,7 +317,7 @@ struct PostgresStoreTests {
         let results = try await store.commit(batch: commits)
         #expect(results == [.duplicate, .committed])
         #expect(store.quarantinedCount == 1)
-        #expect(try TestDB.server.psql("SELECT quarantined FROM usher.processed WHERE message_id = '\(a.id)'", database: database)
+        #expect(try await TestDB.server.psql("SELECT quarantined FROM usher.processed WHERE message_id = '\(a.id)'", database: database)
                     .contains("22001"))
         #expect(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).isEmpty)
         #expect(try await store.transcript(conversation: "b").map(\.text) == ["hi", "short"])
@@ -326,7 +327,7 @@ struct PostgresStoreTests {
     /// A mapping naming a column the table does not have: the store refuses to start and says
     /// where in the mapping file, with the columns the table has.
     @Test func aMappingThatDoesNotMatchTheDatabase() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         _ = try await PostgresStore(url: url)   // the native tables
         let text = """
         mapping: 1
@@ -363,7 +364,7 @@ struct PostgresStoreTests {
     @Test func reconnectsAfterARestart() async throws {
         let server = try PostgresTestServer()
         defer { try? server.stop(mode: "immediate") }
-        let store = try await PostgresStore(url: try server.createDatabase())
+        let store = try await PostgresStore(url: try await server.createDatabase())
         let m = try await customer(store, "r", "before")
         try server.stop(mode: "immediate")
         do {
@@ -389,8 +390,8 @@ struct PostgresStoreTests {
     /// The least-privileged role of docs/store-postgres.md: its own schema, CREATE on public only
     /// for the native tables on the first start, nothing else.
     @Test func runsAsALeastPrivilegedRole() async throws {
-        let server = try TestDB.server
-        let url = try server.createDatabase()
+        let server = try await TestDB.server
+        let url = try await server.createDatabase()
         let database = PostgresTestServer.database(of: url)
         try server.psql("""
             DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'usher_worker') THEN CREATE ROLE usher_worker LOGIN; END IF; END $$;
@@ -411,13 +412,13 @@ struct PostgresStoreTests {
     /// `intake: poll`: no trigger is installed, and a waiting worker still sees a new message
     /// within the poll interval.
     @Test func pollingIntake() async throws {
-        let url = try TestDB.server.createDatabase()
+        let url = try await TestDB.server.createDatabase()
         var mapping = SQLMapping.native
         mapping.intake = .poll
         mapping.pollInterval = .milliseconds(50)
         let store = try await PostgresStore(url: url, mapping: mapping)
         let database = PostgresTestServer.database(of: url)
-        #expect(try TestDB.server.psql("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal", database: database)
+        #expect(try await TestDB.server.psql("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal", database: database)
                     .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         let latest = try await store.latestSeq()
         let writer = try await PostgresStore(url: url, mapping: mapping)

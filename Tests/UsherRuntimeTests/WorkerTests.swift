@@ -405,14 +405,14 @@ final class HookedStore: ChatStore {
         store.held.withLock { $0 = ["slow"] }
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         var options = Worker.Options()
-        options.idleWait = .seconds(1)   // longer than the wait for the reply below
+        options.idleWait = .seconds(4)   // longer than the wait for the reply below
         let worker = Worker(store: store, bots: [bot], workerID: "w", options: options, log: Logger(minimum: .error))
         let task = Task { try await worker.run() }
         try await Task.sleep(for: .milliseconds(100))
         try await store.append(NewMessage(conversationID: "slow", from: .customer, text: "hello"))
         try await eventually("the slow batch being written") { store.holding.withLock { $0 } == 1 }
         try await store.append(NewMessage(conversationID: "fast", from: .customer, text: "hello"))
-        try await eventually("the reply in the other conversation, while the slow one is written", timeout: .milliseconds(900)) {
+        try await eventually("the reply in the other conversation, while the slow one is written", timeout: .seconds(3)) {
             try await store.transcript(conversation: "fast").contains { $0.from == .bot }
         }
         #expect(try await store.transcript(conversation: "slow").allSatisfy { $0.from == .customer })

@@ -67,19 +67,20 @@ struct MultiConnectionTests {
     @Test func aWriteThroughAnotherStoreOfThisProcessWakesAtOnce() async throws {
         let dir = TempDir()
         let path = dir.path()
-        let waiter = try await SQLiteStore(path: path, options: .init(pollInterval: .seconds(1), idlePollInterval: .seconds(1)))
+        let waiter = try await SQLiteStore(path: path, options: .init(pollInterval: .seconds(30), idlePollInterval: .seconds(30)))
         let writer = try await SQLiteStore(path: path)
         defer { Task { try? await waiter.close(); try? await writer.close() } }
         let head = try await waiter.latestSeq()
         let clock = ContinuousClock()
         let started = clock.now
-        async let waited: Void = waiter.waitForChanges(after: head, timeout: .seconds(5))
+        async let waited: Void = waiter.waitForChanges(after: head, timeout: .seconds(60))
         try await Task.sleep(for: .milliseconds(50))
         try await writer.append(Fixture.customer("c", "wake up"))
         try await waited
         let elapsed = clock.now - started
-        // Polling is set to 1 s here: only the in-process signal can make this quick.
-        #expect(elapsed < .milliseconds(800), "woke after \(elapsed)")
+        // Polling is set to 30 s here: only the in-process signal can make this quick (the bound
+        // leaves room for a test run that fills the cores at its start).
+        #expect(elapsed < .seconds(10), "woke after \(elapsed)")
     }
 
     @Test func aWriteByAnotherConnectionIsSeenByPolling() async throws {
@@ -91,7 +92,7 @@ struct MultiConnectionTests {
         let head = try await store.latestSeq()
         let clock = ContinuousClock()
         let started = clock.now
-        async let waited: Void = store.waitForChanges(after: head, timeout: .seconds(10))
+        async let waited: Void = store.waitForChanges(after: head, timeout: .seconds(60))
         try await Task.sleep(for: .milliseconds(100))
         // Another connection — no in-process signal, as from another process.
         let other = try SQLiteConnection(path: path)
@@ -101,7 +102,7 @@ struct MultiConnectionTests {
             """)
         other.close()
         try await waited
-        #expect(clock.now - started < .seconds(2), "returned long before the 10 s timeout")
+        #expect(clock.now - started < .seconds(15), "returned long before the 60 s timeout")
         #expect(try await store.latestSeq() > head)
         #expect(store.statistics.polls > 1)
     }
@@ -116,7 +117,7 @@ struct MultiConnectionTests {
         let started = clock.now
         try await store.waitForChanges(after: head, timeout: .milliseconds(300))
         let elapsed = clock.now - started
-        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(2), "\(elapsed)")
+        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(10), "\(elapsed)")
         // Already newer: returns at once.
         let t = clock.now
         try await store.waitForChanges(after: head - 1, timeout: .seconds(5))

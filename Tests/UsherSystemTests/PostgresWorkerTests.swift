@@ -10,13 +10,13 @@ import UsherStore
 /// threshold, and a helpdesk's own schema through a mapping file. Asserted by counting rows.
 @Suite("Workers on PostgreSQL", .serialized)
 struct PostgresWorkerTests {
-    static var server: PostgresTestServer { get throws { try PostgresTestServer.shared.get() } }
+    static var server: PostgresTestServer { get async throws { try await PostgresTestServer.ready() } }
 
     /// Four workers share 10,000 customer messages in 500 conversations; one of them, chosen at
     /// random, is killed with SIGKILL at ≥ 50 random moments and started again under the same
     /// worker id (so it takes its own leases back at once).
     @Test func fourWorkersKilledAtRandom() async throws {
-        let url = try Self.server.createDatabase()
+        let url = try await Self.server.createDatabase()
         let scratch = try Scratch()
         defer { scratch.remove() }
         let store = try await PostgresStore(url: url)
@@ -55,7 +55,7 @@ struct PostgresWorkerTests {
     @Test func databaseRestartMidRun() async throws {
         let server = try PostgresTestServer()
         defer { try? server.stop(mode: "immediate") }
-        let url = try server.createDatabase()
+        let url = try await server.createDatabase()
         let scratch = try Scratch()
         defer { scratch.remove() }
         let store = try await PostgresStore(url: url)
@@ -82,7 +82,7 @@ struct PostgresWorkerTests {
     /// and 5th customer message at the same moment from two connections while four workers
     /// run: exactly one handoff (one notice, one notification) per conversation.
     @Test func burstsAtTheThresholdAcrossWorkers() async throws {
-        let url = try Self.server.createDatabase()
+        let url = try await Self.server.createDatabase()
         let scratch = try Scratch()
         defer { scratch.remove() }
         let a = try await PostgresStore(url: url)
@@ -126,7 +126,7 @@ struct PostgresWorkerTests {
     /// role of the example, reads the helpdesk's events, writes its replies and notes into them
     /// and sets who handles the ticket; an agent's event silences it; "resolved" hands back.
     @Test func helpdeskSchemaThroughAMapping() async throws {
-        let server = try Self.server
+        let server = try await Self.server
         let url = try server.createDatabase(prefix: "helpdesk")
         let database = PostgresTestServer.database(of: url)
         try server.psql(try String(contentsOf: repoRoot.appendingPathComponent("examples/mapping/helpdesk-schema.sql"), encoding: .utf8),

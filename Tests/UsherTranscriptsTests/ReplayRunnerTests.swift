@@ -112,8 +112,9 @@ struct ReplayRunnerTests {
         #expect(w.conversations == 50_000)
         #expect(r.summary.conversations == 50_000 && r.summary.customerMessages == 150_000)
         #expect(r.peakInFlight == 1)
-        // Holding 50,000 conversations would take well over 100 MB.
-        #expect(maxRSS() - before < 40 << 20, "peak memory grew by \(maxRSS() - before) bytes")
+        // Holding 50,000 conversations would take well over 100 MB (the bound leaves room for
+        // the tests that run alongside in this process).
+        #expect(maxRSS() - before < 80 << 20, "peak memory grew by \(maxRSS() - before) bytes")
     }
 
     @Test func interleavedConversationsLeaveMemoryWhenTheirSessionIsOver() throws {
