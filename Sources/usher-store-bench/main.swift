@@ -88,6 +88,13 @@ func onStore(_ work: Workload, _ options: SQLiteStore.Options, inline: Bool,
 }
 func rate(_ v: Double) -> String { String(format: "%9.0f msg/s  (%6.2f µs/msg)", v, 1e6 / v) }
 
+/// One result line: the rate and, against `ceiling`, the ratio; a part `--only` left out says so.
+func line(_ label: String, _ v: Double?, of ceiling: Double? = nil) {
+    let name = "  " + label.padding(toLength: 37, withPad: " ", startingAt: 0)
+    guard let v else { print(name + "        –   (not run: --only \(only ?? ""))"); return }
+    print(name + rate(v) + (ceiling.map { String(format: "   %.2f× of bare", v / $0) } ?? ""))
+}
+
 for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
     let n = sync == .normal ? perMessage : perMessage / 4
     let g = sync == .normal ? grouped : grouped / 4
@@ -96,37 +103,37 @@ for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
     let options = SQLiteStore.Options(synchronous: sync, cacheKiB: setup.tuning.cacheKiB, checkpointPages: setup.checkpointPages)
     print("synchronous=\(sync.rawValue)  — per message: pending(limit 1) + state + commit(1 reply), \(n) messages")
 
-    let bare = !runs("bare") ? 1 : try await best {
+    let bare: Double? = !runs("bare") ? nil : try await best {
         try await work.prepare(path: path, pageSize: setup.tuning.pageSize)
         return try BareLoop.run(path: path, messages: n, synchronous: sync.rawValue, setup: setup)
     }
-    print("  bare C loop, same SQL (ceiling)        \(rate(bare))")
+    line("bare C loop, same SQL (ceiling)", bare)
 
-    let hop = !runs("hop") ? 1 : try await best {
+    let hop: Double? = !runs("hop") ? nil : try await best {
         try await onStore(work, options, inline: false) { try await StoreLoop.perMessage($0, messages: n) }.0
     }
-    print("  SQLiteStore, thread hop per call       \(rate(hop))   \(String(format: "%.2f×", hop / bare)) of bare")
+    line("SQLiteStore, thread hop per call", hop, of: bare)
 
-    let inline = !runs("inline") ? 1 : try await best {
+    let inline: Double? = !runs("inline") ? nil : try await best {
         try await onStore(work, options, inline: true) { try await StoreLoop.perMessage($0, messages: n) }.0
     }
-    print("  SQLiteStore, on its executor           \(rate(inline))   \(String(format: "%.2f×", inline / bare)) of bare")
+    line("SQLiteStore, on its executor", inline, of: bare)
 
-    let worker = !runs("worker") ? 1 : try await best {
+    let worker: Double? = !runs("worker") ? nil : try await best {
         try await work.prepare(path: path, pageSize: setup.tuning.pageSize)
         return try await WorkerLoop.run(path: path, messages: n, options: options, groupCommit: false, batch: 256)
     }
-    print("  the worker, deciding too               \(rate(worker))   \(String(format: "%.2f×", worker / bare)) of bare")
+    line("the worker, deciding too", worker, of: bare)
 
     print("  group commit, batch 256, \(g) messages: pending(limit 256) + states(batch) + commit(batch:)")
     var bareRun: BareLoop.Run?
-    let groupBare = !(runs("group") || only == "group-bare") ? 1 : try await best {
+    let groupBare: Double? = !(runs("group") || only == "group-bare") ? nil : try await best {
         try await groupWork.prepare(path: path, pageSize: setup.tuning.pageSize)
         let run = try BareLoop.grouped(path: path, messages: g, synchronous: sync.rawValue, batch: 256, setup: setup)
         if run.rate > bareRun?.rate ?? 0 { bareRun = run }
         return run.rate
     }
-    print("  bare C loop, same SQL (ceiling)        \(rate(groupBare))")
+    line("bare C loop, same SQL (ceiling)", groupBare)
     if let bareRun {
         print(String(format: "      of which COMMIT (WAL writes, checkpoints) %.2f µs/msg; %.2f pages written/msg",
                      bareRun.commitMicros, bareRun.pagesPerMessage))
@@ -135,24 +142,24 @@ for sync in [SQLiteStore.Options.Synchronous.normal, .full] {
                   + "\(c.writerCheckpoints) by the writer; largest WAL \(c.largestWAL) pages")
         }
     }
-    let groupHop = !runs("group") ? 1 : try await best {
+    let groupHop: Double? = !runs("group") ? nil : try await best {
         try await onStore(groupWork, options, inline: false) { try await StoreLoop.grouped($0, messages: g, batch: 256, split: split) }.0
     }
-    print("  SQLiteStore, thread hop per call       \(rate(groupHop))   \(String(format: "%.2f×", groupHop / groupBare)) of bare")
+    line("SQLiteStore, thread hop per call", groupHop, of: groupBare)
     var storeStatistics: SQLiteStore.Statistics?
-    let groupInline = !runs("group") ? 1 : try await best {
+    let groupInline: Double? = !runs("group") ? nil : try await best {
         let (rate, statistics) = try await onStore(groupWork, options, inline: true) {
             try await StoreLoop.grouped($0, messages: g, batch: 256, split: split)
         }
         if storeStatistics == nil { storeStatistics = statistics }
         return rate
     }
-    print("  SQLiteStore, on its executor           \(rate(groupInline))   \(String(format: "%.2f×", groupInline / groupBare)) of bare")
-    let groupWorker = !(runs("group") || only == "worker") ? 1 : try await best {
+    line("SQLiteStore, on its executor", groupInline, of: groupBare)
+    let groupWorker: Double? = !(runs("group") || only == "worker") ? nil : try await best {
         try await groupWork.prepare(path: path, pageSize: setup.tuning.pageSize)
         return try await WorkerLoop.run(path: path, messages: g, options: options, groupCommit: true, batch: 256)
     }
-    print("  the worker, deciding too               \(rate(groupWorker))   \(String(format: "%.2f×", groupWorker / groupBare)) of bare")
+    line("the worker, deciding too", groupWorker, of: groupBare)
     if let s = storeStatistics, setup.checkpointPages > 0 {
         print("      its checkpointer (one round): \(s.checkpoints) checkpoints; largest WAL \(s.largestWAL) pages")
     }
