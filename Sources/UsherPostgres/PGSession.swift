@@ -35,13 +35,12 @@ final class PGSession: @unchecked Sendable {
     /// else by going there and back.
     func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         guard let executor else { preconditionFailure("PGSession.run on a session without a thread") }
-        if executor.isCurrent { return try runHere(body) }
-        return try await withTaskExecutorPreference(executor) { try self.runHere(body) }
+        return try await executor.run(stopped: Self.closedError) { try self.runHere(body) }
     }
 
     /// `run` without leaving the caller's thread: for the listener's own loop.
     func runHere<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        if closed { throw StoreError("closed", "the PostgreSQL store is closed") }
+        if closed { throw Self.closedError }
         let db: PGConnection
         if let c = connection, c.isOK {
             db = c
@@ -82,11 +81,9 @@ final class PGSession: @unchecked Sendable {
 
     func close() async {
         guard let executor else { return }
-        if executor.isCurrent {
-            closeHere()
-        } else {
-            await withTaskExecutorPreference(executor) { self.closeHere() }
-        }
+        try? await executor.run(stopped: Self.closedError) { self.closeHere() }
         executor.stop()
     }
+
+    static let closedError = StoreError("closed", "the PostgreSQL store is closed")
 }

@@ -220,17 +220,6 @@ public final class SQLiteStore: ChatStore {
         }
     }
 
-    /// Runs `body` on `thread` with `connection` once (inline when already there).
-    private func once<T: Sendable>(_ thread: ThreadExecutor, _ connection: SQLiteConnection,
-                                   _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        if thread.isCurrent { return try body(connection) }
-        let path = path
-        return try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
-            let accepted = thread.submit { c.resume(with: Result { try body(connection) }) }
-            if !accepted { c.resume(throwing: StoreError.closed(path)) }
-        }
-    }
-
     /// Runs a read on the reading connection, as `perform` — on the writer's when there is none,
     /// or when the caller runs on the writer's thread already (`taskExecutor`: no hop at all).
     func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
@@ -252,7 +241,7 @@ public final class SQLiteStore: ChatStore {
         var attempt = 0
         while true {
             do {
-                return try await once(thread, connection, body)
+                return try await thread.run(stopped: StoreError.closed(path)) { try body(connection) }
             } catch let error as StoreError where error.code == "busy" && attempt < options.busyRetries {
                 attempt += 1
                 counters.withLock { $0.busyRetries += 1 }
@@ -632,9 +621,7 @@ public final class SQLiteStore: ChatStore {
         }
         thread.stop()
         if let reader {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                if !reader.thread.submit({ reader.connection.close(); c.resume() }) { c.resume() }
-            }
+            try? await reader.thread.run(stopped: StoreError.closed(path)) { reader.connection.close() }
             reader.thread.stop()
         }
         await checkpointer?.stop()

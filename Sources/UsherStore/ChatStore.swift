@@ -231,7 +231,6 @@ public struct Share: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(index + 1)/\(count)" }
 }
 
-/// What a worker's read (`ChatStore.claimPending`) returns.
 /// A stage of a worker's loop (`ChatStore.executor(for:)`).
 public enum WorkerStage: Sendable, Hashable {
     /// Reading the next batch and deciding it.
@@ -240,6 +239,7 @@ public enum WorkerStage: Sendable, Hashable {
     case write(Int)
 }
 
+/// What a worker's read (`ChatStore.claimPending`) returns.
 public struct Intake: Sendable {
     /// The messages of conversations the worker now holds, in `seq` order.
     public var messages: [StoredMessage]

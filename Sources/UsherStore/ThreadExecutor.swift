@@ -62,6 +62,16 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         push(.work(work))
     }
 
+    /// Runs `body` on the thread and returns what it returns: at once when the caller is on the
+    /// thread already, else by handing it over and waiting. Throws `stopped` once the thread ends.
+    public func run<T: Sendable>(stopped: @autoclosure () -> any Error,
+                                 _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        if isCurrent { return try body() }
+        return try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            if !submit({ c.resume(with: Result { try body() }) }) { c.resume(throwing: stopped()) }
+        }
+    }
+
     /// Lets the thread finish what is queued, then end.
     public func stop() {
         let signal = queue.withLock { q -> Bool in
