@@ -1,18 +1,18 @@
 import CLibPQ
 import Foundation
-import UsherStore
+package import UsherStore
 
 /// One libpq connection. Not thread-safe: `PostgresStore` uses each connection from one thread
 /// at a time. Parameters travel as text with types left to the server to infer from the
 /// statement, so one statement text serves columns of any type (a helpdesk's integer ids too).
-final class PGConnection {
+package final class PGConnection {
     private let conn: OpaquePointer
     /// Statements prepared on this connection, by their text.
     private var prepared: [String: String] = [:]
 
     /// Connects with a `postgres://` / `postgresql://` URL or a `key=value` string; libpq reads
     /// `PGPASSWORD`, `PGSSLMODE`, `~/.pgpass` and the rest of its environment itself.
-    init(_ conninfo: String) throws(StoreError) {
+    package init(_ conninfo: String) throws(StoreError) {
         guard let c = PQconnectdb(conninfo) else {
             throw StoreError("pg-connect", "out of memory while connecting", transient: true)
         }
@@ -48,7 +48,7 @@ final class PGConnection {
     /// Runs `sql` with `params` (NULL for nil). Prepared once per connection when `prepare` is
     /// set (the hot path), otherwise sent as is.
     @discardableResult
-    func execute(_ sql: String, _ params: [String?] = [], prepare: Bool = false) throws(StoreError) -> PGResult {
+    package func execute(_ sql: String, _ params: [String?] = [], prepare: Bool = false) throws(StoreError) -> PGResult {
         let result: OpaquePointer?
         if prepare {
             let name = try preparedName(sql)
@@ -104,7 +104,7 @@ final class PGConnection {
     }
 
     /// Runs several statements (no parameters) in one round trip: migrations, BEGIN/COMMIT.
-    func script(_ sql: String) throws(StoreError) {
+    package func script(_ sql: String) throws(StoreError) {
         let r = PQexec(conn, sql)
         try check(r, sql)
         PQclear(r)
@@ -112,7 +112,7 @@ final class PGConnection {
 
     /// Reads what the server sent and returns the channels notified since the last call; `wait`
     /// blocks up to that many milliseconds for the socket first.
-    func notifications(wait milliseconds: Int32) throws(StoreError) -> [String] {
+    package func notifications(wait milliseconds: Int32) throws(StoreError) -> [String] {
         if milliseconds > 0 {
             let r = usher_pq_wait_readable(conn, milliseconds)
             if r < 0 { throw lost("the connection's socket failed") }
@@ -163,9 +163,9 @@ final class PGConnection {
 }
 
 /// A query's rows, read as text (the text protocol).
-final class PGResult {
+package final class PGResult {
     private let result: OpaquePointer
-    let rows: Int
+    package let rows: Int
     let columns: Int
 
     init(_ result: OpaquePointer) {
@@ -191,10 +191,10 @@ final class PGResult {
         }
     }
 
-    func string(_ row: Int, _ column: Int) -> String { text(row, column) ?? "" }
+    package func string(_ row: Int, _ column: Int) -> String { text(row, column) ?? "" }
 
     /// Parsed in place (no String on the way): a batch reads several numbers a row.
-    func int64(_ row: Int, _ column: Int) -> Int64 {
+    package func int64(_ row: Int, _ column: Int) -> Int64 {
         if isNull(row, column) { return 0 }
         let n = Int(PQgetlength(result, Int32(row), Int32(column)))
         if n > 18 { return text(row, column).flatMap { Int64($0) } ?? 0 }   // near the limits: the careful way

@@ -95,6 +95,9 @@ public final class PostgresStore: ChatStore {
         }
     }
 
+    /// The channel the store's trigger NOTIFYs on (nil: the mapping's intake polls).
+    package var notifyChannel: String? { layout.trigger ? PGSchema.channel(layout) : nil }
+
     /// Messages marked done without being decided because the database refused what deciding
     /// them would write (see `usher.quarantined`).
     public var quarantinedCount: Int { quarantined.load(ordering: .relaxed) }

@@ -26,7 +26,13 @@ enum Latency {
 
     enum Feeder: String { case pgbench, store }
 
-    static func run(_ server: BenchServer, bot: BotRuntime, rate: Int, seconds duration: Int, writers: Int,
+    /// Who answers: Usher's worker, or the floor (`Floor`).
+    enum Responder {
+        case usher(BotRuntime)
+        case floor
+    }
+
+    static func run(_ server: BenchServer, responder: Responder, rate: Int, seconds duration: Int, writers: Int,
                     feeder: Feeder, breakdown: Bool = false) async throws -> Result {
         let database = "usher_latency"
         try server.copy(Backlog.history, to: database)
@@ -37,13 +43,26 @@ enum Latency {
         var feeders: [PostgresStore] = []
         if feeder == .store { for _ in 0..<writers { feeders.append(try await PostgresStore(url: url)) } }
         let metrics = Metrics()
-        var options = Worker.Options()
-        options.idleWait = .milliseconds(100)
-        let worker = Worker(store: workerStore, bots: [bot], workerID: "bench-latency", options: options, metrics: metrics,
-                            log: Logger(minimum: .error))
         let failure = Locked<String?>(nil)
-        let task = Task {
-            do { try await worker.run() } catch { failure.withLock { $0 = "\(error)" }; throw error }
+        let answerer: Answerer
+        switch responder {
+        case .usher(let bot):
+            var options = Worker.Options()
+            options.idleWait = .milliseconds(100)
+            let worker = Worker(store: workerStore, bots: [bot], workerID: "bench-latency", options: options, metrics: metrics,
+                                log: Logger(minimum: .error))
+            let task = Task {
+                do { try await worker.run() } catch { failure.withLock { $0 = "\(error)" }; throw error }
+            }
+            answerer = Answerer(
+                // Decided: committed, or found done when a commit whose outcome was lost (a
+                // connection dropped after COMMIT) was tried again.
+                decided: { ["committed", "duplicate"].reduce(0) { $0 + Int(metrics.value("usher_commits_total", ["bot": "bench", "result": $1]) ?? 0) } },
+                stop: { worker.requestStop(); try await task.value })
+        case .floor:
+            guard let channel = workerStore.notifyChannel else { throw BenchError("latency: the store has no NOTIFY channel") }
+            let floor = try Floor(url: url, channel: channel)
+            answerer = Answerer(decided: { floor.answered }, stop: { try floor.stop() })
         }
         try await Task.sleep(for: .milliseconds(300))   // the worker is idle and LISTENing
         try server.checkpoint()
@@ -107,12 +126,7 @@ enum Latency {
         let offered = Double(total) / max(1e-9, seconds(finished - start))
         let ran = seconds(finished - start)
         let deadline = clock.now + .seconds(60)
-        // Decided: committed, or found done when a commit whose outcome was lost (a connection
-        // dropped after COMMIT) was tried again.
-        func decided() -> Double {
-            ["committed", "duplicate"].reduce(0) { $0 + (metrics.value("usher_commits_total", ["bot": "bench", "result": $1]) ?? 0) }
-        }
-        while decided() < Double(total) {
+        while answerer.decided() < total {
             if let why = failure.withLock({ $0 }) { throw BenchError("latency: the worker stopped: \(why)") }
             if clock.now > deadline {
                 let count = { (result: String) in Int(metrics.value("usher_commits_total", ["bot": "bench", "result": result]) ?? 0) }
@@ -124,7 +138,7 @@ enum Latency {
                       AND NOT EXISTS (SELECT 1 FROM usher.processed AS p WHERE p.bot = 'bench' AND p.message_id = m.id)
                     ORDER BY m.seq LIMIT 10
                     """, database: database)) ?? "?"
-                throw BenchError("latency: the worker decided \(Int(decided())) of \(total) messages in 60 s "
+                throw BenchError("latency: the responder answered \(answerer.decided()) of \(total) messages in 60 s "
                                  + "(\(count("duplicate")) found done when tried again; \(count("conflict")) conflicts, "
                                  + "\(count("outOfOrder")) out of order); undone (seq, conversation, cursor, lease):\n\(left)")
             }
@@ -135,7 +149,7 @@ enum Latency {
         // read, read → reply; p50, p90, p99 of each. Before the worker stops (it gives the
         // leases up).
         var halves = ""
-        if breakdown {
+        if breakdown, case .usher = responder {
             halves = try server.value("""
                 SELECT percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY d1), percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY d2), count(*)
                 FROM (SELECT extract(epoch FROM pg_xact_commit_timestamp(l.xmin) - pg_xact_commit_timestamp(i.xmin)) * 1000 AS d1,
@@ -145,8 +159,7 @@ enum Latency {
                       WHERE i.sender_type = 'customer' AND i.id LIKE 'm%' AND substr(i.id, 2)::int < \(conversations)) AS t
                 """, database: database)
         }
-        worker.requestStop()
-        try await task.value
+        try await answerer.stop()
         try await workerStore.close()
         for f in feeders { try await f.close() }
         try await Task.sleep(for: .milliseconds(300))   // the LISTEN connections close
@@ -159,10 +172,88 @@ enum Latency {
                   FROM messages AS i JOIN messages AS r ON r.idempotency_key = 'bench:' || i.id || ':0'
                   WHERE i.sender_type = 'customer' AND i.id LIKE 'm%') AS t
             """, database: database)
+        if let dump = ProcessInfo.processInfo.environment["USHER_PG_BENCH_DUMP"] {
+            let rows = try server.psql("""
+                SELECT extract(epoch FROM pg_xact_commit_timestamp(i.xmin)), extract(epoch FROM pg_xact_commit_timestamp(r.xmin) - pg_xact_commit_timestamp(i.xmin)) * 1000
+                FROM messages AS i JOIN messages AS r ON r.idempotency_key = 'bench:' || i.id || ':0'
+                WHERE i.sender_type = 'customer' AND i.id LIKE 'm%' ORDER BY 1
+                """, database: database)
+            try rows.write(toFile: dump, atomically: true, encoding: .utf8)
+        }
         let profile = try Profile.read(server, database: database, sql: workerStoreSQL)
         let f = out.split(separator: "\t").map { Double($0) ?? .nan }
         guard f.count == 6 else { throw BenchError("latency query: \(out)") }
         return Result(p50: f[0], p99: f[1], max: f[2], clientP50: f[3], clientP99: f[4], count: Int(f[5]), offered: offered,
                       profile: profile, seconds: ran, halves: halves)
+    }
+
+    /// What the latency run needs of whoever answers: how many messages it answered, and how to
+    /// stop it.
+    struct Answerer {
+        var decided: () -> Int
+        var stop: () async throws -> Void
+    }
+}
+
+/// The floor of the latency part (`--floor`): the least any responder to these messages must
+/// do, without Usher. One connection LISTENs on the store's channel, on a thread of its own;
+/// on each NOTIFY it reads the inbound messages not answered yet (one round trip: those after
+/// the newest seq it read, less a margin of 64 for messages committed out of seq order), then
+/// writes one reply to each in one statement, its own transaction committed as Usher's are (a
+/// second round trip). No rules, states, leases, done marks or order checks: what is left of
+/// Usher's way from the message to the reply.
+final class Floor: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    private var running = true
+    private var error: (any Error)?
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(url: String, channel: String) throws {
+        let db = try PGConnection(url)
+        try db.script("LISTEN \(channel)")
+        nonisolated(unsafe) let connection = db   // used by the thread alone from here on
+        let thread = Thread { [self] in
+            do { try loop(connection) } catch { lock.withLock { self.error = error } }
+            finished.signal()
+        }
+        thread.name = "usher-pg-bench-floor"
+        thread.start()
+    }
+
+    var answered: Int { lock.withLock { count } }
+
+    func stop() throws {
+        lock.withLock { running = false }
+        finished.wait()
+        if let error = lock.withLock({ error }) { throw error }
+    }
+
+    private func loop(_ db: PGConnection) throws {
+        let read = """
+            SELECT m.id, m.seq FROM messages AS m
+            WHERE m.seq > $1::int8 AND m.sender_type = 'customer'
+              AND NOT EXISTS (SELECT 1 FROM messages AS r WHERE r.idempotency_key = 'bench:' || m.id || ':0')
+            ORDER BY m.seq
+            """
+        let reply = """
+            INSERT INTO messages (id, conversation_id, sender_type, content, created_at, idempotency_key)
+            SELECT 'r' || m.id, m.conversation_id, 'bot', 'ok', clock_timestamp(), 'bench:' || m.id || ':0'
+            FROM messages AS m WHERE m.id = ANY($1::text[])
+            """
+        var newest = Int64(try db.execute("SELECT coalesce(max(seq), 0) FROM messages").int64(0, 0))
+        while lock.withLock({ running }) {
+            // Notifications that came during the last statements are read without waiting.
+            if try db.notifications(wait: 0).isEmpty, try db.notifications(wait: 100).isEmpty { continue }
+            let rows = try db.execute(read, [String(max(0, newest - 64))], prepare: true)
+            if rows.rows == 0 { continue }
+            var ids: [String] = []
+            for i in 0..<rows.rows {
+                ids.append(rows.string(i, 0))
+                newest = max(newest, rows.int64(i, 1))
+            }
+            try db.execute(reply, ["{" + ids.joined(separator: ",") + "}"], prepare: true)
+            lock.withLock { count += ids.count }
+        }
     }
 }

@@ -7,7 +7,7 @@
 //                                   [--only throughput|latency] [--rate 1000] [--seconds 5]
 //                                   [--history N | --cold] [--profile] [--script FILE]
 //                                   [--notify-window S] [--set name=value] [--keep] [--breakdown]
-//                                   [--feeder pgbench|store]
+//                                   [--feeder pgbench|store] [--floor]
 //
 // Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
 // after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
@@ -18,10 +18,13 @@
 // and the range. --profile prints the per-statement table of every round (else round 1);
 // --breakdown splits the latency of each conversation's first message at its read;
 // --feeder store writes the latency part's messages from this process instead of pgbench;
+// --floor also runs, in each latency round, the least any responder must do (Latency.swift's
+// Floor) under the same load, for the floor of the latency on this machine;
 // --script writes the pgbench script (and FILE.defs, its -D values); --set adds a server setting
 // (diagnosis); --keep leaves the server and the template databases up after the throughput part.
 // USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
-// to compare the store's values with pgbench's.
+// to compare the store's values with pgbench's. USHER_PG_BENCH_DUMP=FILE writes each latency
+// round's messages (commit time, latency in ms) to FILE, to see when the slow ones came.
 import Foundation
 import UsherBenchSupport
 import UsherPostgres
@@ -235,11 +238,12 @@ func main() async throws {
     }
 
     var latencies: [Latency.Result] = []
+    var floors: [Latency.Result] = []
     if only == nil || only == "latency" {
         for round in 1...rounds {
             let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first ?? "?"
-            let l = try await Latency.run(server, bot: bot, rate: rate, seconds: latencySeconds, writers: 4, feeder: feeder,
-                                          breakdown: args.contains("--breakdown"))
+            let l = try await Latency.run(server, responder: .usher(bot), rate: rate, seconds: latencySeconds, writers: 4,
+                                          feeder: feeder, breakdown: args.contains("--breakdown"))
             latencies.append(l)
             print("round \(round), latency at \(fmt(Double(rate))) msg/s offered (\(fmt(l.offered)) achieved by 4 writers, "
                   + "\(l.count) replies): commit → commit p50 \(fmt(l.p50, 2)) ms, p99 \(fmt(l.p99, 2)) ms, max \(fmt(l.max, 1)) ms; "
@@ -249,6 +253,12 @@ func main() async throws {
                 if f.count == 3 {
                     print("    first messages (\(f[2])): message commit → read (lease commit) p50/p90/p99 \(f[0]) ms; read → reply commit \(f[1]) ms")
                 }
+            }
+            if args.contains("--floor") {
+                let f = try await Latency.run(server, responder: .floor, rate: rate, seconds: latencySeconds, writers: 4, feeder: feeder)
+                floors.append(f)
+                print("    the floor, in the same round (\(fmt(f.offered)) msg/s achieved, \(f.count) replies): commit → commit "
+                      + "p50 \(fmt(f.p50, 2)) ms, p99 \(fmt(f.p99, 2)) ms, max \(fmt(f.max, 1)) ms")
             }
             if round == 1 || profileAll {
                 // Per group commit: what the worker's statements cost on the server.
@@ -277,6 +287,10 @@ func main() async throws {
               + "p99 \(summary(latencies.map(\.p99), 2, higherIsBetter: false)) ms   [target p99 ≤ 5 ms]")
         print("  latency, message time → reply time: p50 \(summary(latencies.map(\.clientP50), 2, higherIsBetter: false)) ms, "
               + "p99 \(summary(latencies.map(\.clientP99), 2, higherIsBetter: false)) ms")
+        if !floors.isEmpty {
+            print("  the floor at \(fmt(Double(rate))) msg/s, commit → commit: p50 \(summary(floors.map(\.p50), 2, higherIsBetter: false)) ms, "
+                  + "p99 \(summary(floors.map(\.p99), 2, higherIsBetter: false)) ms")
+        }
     }
 }
 
