@@ -11,9 +11,11 @@ import UsherStore
 ///   statement per table — and `COMMIT`.
 /// - One round trip, first: when every commit says what it expects (`Commit.expectedVersion`,
 ///   `expectedOwner`) and those expectations make every commit `.committed`, the writes are
-///   computed from them and sent at once — `BEGIN`, the locks, `PGSQL.expectBatch` (which
-///   raises unless the reads would find exactly that), the writes, `COMMIT`. When it raises,
-///   the transaction is rolled back and the two round trips follow.
+///   computed from them and sent at once — the locks, `PGSQL.expectBatch` (which raises unless
+///   the reads would find exactly that), the writes — as one pipeline without `BEGIN`, which
+///   the server runs as one implicit transaction committed at the pipeline's sync point. When
+///   `expectBatch` raises, that transaction is rolled back there and the two round trips
+///   follow.
 ///
 /// A state or done mark created by another worker in the meantime is a unique violation: the
 /// transaction is rolled back and the batch classified again.
@@ -40,11 +42,13 @@ struct PGCommit {
             if let expected = Found(expecting: batch, pairs) {
                 let (results, writes) = classify(expected, reads, pairs)
                 if !writes.isEmpty, results.allSatisfy({ $0 == .committed }) {
+                    // One implicit transaction: a pipeline without BEGIN commits at its sync point,
+                    // or rolls back there when a statement fails.
                     do {
-                        try db.pipeline([("BEGIN", [])] + reads.locks + [expectation(reads, pairs)] + writes + [("COMMIT", [])])
+                        try db.pipeline(reads.locks + [expectation(reads, pairs)] + writes)
                         return (results, true)
                     } catch where error.code == "pg-\(PGSQL.batchChanged)" {
-                        if db.isOK { try db.script("ROLLBACK") }   // then check first
+                        // Then check first.
                     }
                 }
             }

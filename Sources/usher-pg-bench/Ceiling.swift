@@ -15,11 +15,12 @@ import UsherStore
 ///   (pgbench turns them back into `$n` of a prepared statement, `-M prepared`, as libpq's
 ///   `PQprepare` does in the store). Nothing else in the text changes.
 /// - The statements come in the order `Worker.process` and `PGCommit.write` run them for a batch
-///   of fresh conversations: claimPending (the read of the batch, its states and its claim), BEGIN,
+///   of fresh conversations: claimPending (the read of the batch, its states and its claim), then
 ///   lockStates, lockConversations, expectBatch, openHandoffs, updateConversations,
-///   insertOutgoing, insertNotifications, insertStates, insertProcessed, COMMIT — in the same
-///   round trip: one pipeline (`\startpipeline` … `\endpipeline`), as `PGConnection.pipeline`
-///   sends a batch whose commits find what they expect (`PGCommit`, one round trip).
+///   insertOutgoing, insertNotifications, insertStates, insertProcessed — in the same round trip
+///   and one implicit transaction: one pipeline (`\startpipeline` … `\endpipeline`, which
+///   commits at its sync point), as `PGConnection.pipeline` sends a batch whose commits find
+///   what they expect (`PGCommit`, one round trip).
 /// - The values are built here as `PGCommit` builds them (same array literals, the same
 ///   decisions from the engine, the same JSON for states), one row per batch in
 ///   `bench.batches`, fetched by the script with `\gset` (the only statement the store does not
@@ -75,8 +76,8 @@ struct Ceiling {
         func pair(_ c: Commit) -> Pair { Pair(bot: c.bot, conversation: c.inbound.conversationID) }
         var seen = Set<Pair>()
         let pairs = batch.map(pair).filter { seen.insert($0).inserted }
-        // One pipeline: BEGIN, the locks, the expectation, the writes, COMMIT.
-        var out: [Statement] = [Statement(sql: "\\startpipeline", params: []), Statement(sql: "BEGIN", params: [])]
+        // One pipeline, one implicit transaction: the locks, the expectation, the writes.
+        var out: [Statement] = [Statement(sql: "\\startpipeline", params: [])]
         // 1. States, locked. 2. The conversations' rows locked (sorted), when there are replies.
         out.append(Statement(sql: sql.lockStates, params: [Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation))]))
         var low: [String: Int64] = [:]
@@ -179,7 +180,6 @@ struct Ceiling {
             Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id)), Arr.int(batch.map(\.inbound.seq)),
             Arr.text(batch.map(\.inbound.conversationID)), Arr.optional(batch.map { _ in nil }),
         ]))
-        out.append(Statement(sql: "COMMIT", params: []))
         out.append(Statement(sql: "\\endpipeline", params: []))
         return out
     }
