@@ -93,7 +93,7 @@ let package = Package(
                                                       "UsherBenchSupport"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
-                                                     "UsherPostgresTestServer", "UsherBenchSupport"]),
+                                                     "UsherPostgresTestServer", "UsherBenchSupport", "UsherRuntime"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
     ]
 )

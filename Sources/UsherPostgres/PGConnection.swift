@@ -110,20 +110,20 @@ package final class PGConnection {
         PQclear(r)
     }
 
-    /// Reads what the server sent and returns the channels notified since the last call; `wait`
-    /// blocks up to that many milliseconds for the socket first.
-    package func notifications(wait milliseconds: Int32) throws(StoreError) -> [String] {
+    /// Reads what the server sent and returns the notifications since the last call (channel and
+    /// payload); `wait` blocks up to that many milliseconds for the socket first.
+    package func notifications(wait milliseconds: Int32) throws(StoreError) -> [(channel: String, payload: String)] {
         if milliseconds > 0 {
             let r = usher_pq_wait_readable(conn, milliseconds)
             if r < 0 { throw lost("the connection's socket failed") }
         }
         if PQconsumeInput(conn) == 0 { throw lost(Self.message(PQerrorMessage(conn))) }
-        var channels: [String] = []
+        var out: [(channel: String, payload: String)] = []
         while let n = PQnotifies(conn) {
-            channels.append(String(cString: n.pointee.relname))
+            out.append((String(cString: n.pointee.relname), String(cString: n.pointee.extra)))
             PQfreemem(n)
         }
-        return channels
+        return out
     }
 
     private func lost(_ why: String) -> StoreError {

@@ -5,11 +5,19 @@ import UsherStore
 /// A thread with its own connection that LISTENs on the store's channel and wakes waiters on
 /// every NOTIFY. When the connection drops it reconnects with backoff and, once back, wakes the
 /// waiters anyway: the worker then reads from its cursor, so what was written meanwhile is found.
+///
+/// Each NOTIFY names its message's seq (`PGSchema.trigger`): `notifiedThrough(since:)` tells the
+/// worker whether anything was signalled above what its last read covered.
 final class PGListener: Sendable {
     let signal = ChangeSignal()
     private let running = Atomic<Bool>(true)
     private let listening = Atomic<Bool>(false)
     private let session: PGSession
+    /// The newest seq a NOTIFY named.
+    private let newest = Atomic<Int64>(0)
+    /// The generation of the last wake-up that did not say which messages it was for: a
+    /// (re)connect, or a NOTIFY without a seq (a trigger of an older Usher, say).
+    private let unknownAt = Atomic<UInt64>(0)
 
     init(_ conninfo: String, channel: String) {
         session = PGSession(conninfo, label: "usher.postgres.listen", thread: false) { db throws(StoreError) in
@@ -25,21 +33,42 @@ final class PGListener: Sendable {
 
     var generation: UInt64 { signal.generation }
 
+    /// The newest seq notified, or nil when a wake-up since `generation` did not say which
+    /// messages it was for.
+    func notifiedThrough(since generation: UInt64) -> Int64? {
+        unknownAt.load(ordering: .acquiring) > generation ? nil : newest.load(ordering: .acquiring)
+    }
+
+    /// Wakes the waiters. Only this listener's thread notifies `signal`, so the generation
+    /// the wake-up makes is the current one plus one. `seqs`: the messages it is for (nil:
+    /// unknown).
+    private func wake(_ seqs: [Int64]?) {
+        if let seqs {
+            if let m = seqs.max(), m > newest.load(ordering: .relaxed) { newest.store(m, ordering: .releasing) }
+        } else {
+            unknownAt.store(signal.generation &+ 1, ordering: .releasing)
+        }
+        signal.notify()
+    }
+
     func stop() { running.store(false, ordering: .relaxed) }
 
     private func loop() {
         var backoff = 0.05
         while running.load(ordering: .relaxed) {
             do {
-                let channels = try session.runHere { db in
+                let notified = try session.runHere { db in
                     if !listening.load(ordering: .relaxed) {
                         listening.store(true, ordering: .relaxed)
-                        signal.notify()   // (re)connected: look again from the cursor
+                        wake(nil)   // (re)connected: look again from the cursor
                     }
                     return try db.notifications(wait: 200)
                 }
                 backoff = 0.05
-                if !channels.isEmpty { signal.notify() }
+                if !notified.isEmpty {
+                    let seqs = notified.compactMap { Int64($0.payload) }
+                    wake(seqs.count == notified.count ? seqs : nil)
+                }
             } catch {
                 listening.store(false, ordering: .relaxed)
                 Thread.sleep(forTimeInterval: backoff)

@@ -147,14 +147,15 @@ enum PGSchema {
         "usher_" + String(l.usher.filter { $0 != "\"" }).lowercased()
     }
 
-    /// Installs (or refreshes) the trigger that NOTIFYs on every inbound message. Run on every
-    /// start under the migration lock: it follows the mapping file's current values.
+    /// Installs (or refreshes) the trigger that NOTIFYs on every inbound message, with the
+    /// message's seq as the payload (`PGListener.notifiedThrough`). Run on every start under the
+    /// migration lock: it follows the mapping file's current values.
     static func trigger(_ l: PGLayout) -> String {
         let inbound = l.inbound.replacingOccurrences(of: "m.\"", with: "NEW.\"")
         return """
         CREATE OR REPLACE FUNCTION \(l.usher).notify_inbound() RETURNS trigger LANGUAGE plpgsql AS $usher$
         BEGIN
-            PERFORM pg_notify(\(PGText.literal(channel(l))), '');
+            PERFORM pg_notify(\(PGText.literal(channel(l))), NEW.\(l.mSeq)::text);
             RETURN NULL;
         END
         $usher$;

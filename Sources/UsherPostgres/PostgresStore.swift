@@ -176,6 +176,12 @@ public final class PostgresStore: ChatStore {
         return listener.generation
     }
 
+    /// The newest seq a NOTIFY named, while the LISTEN connection is up.
+    public func notifiedThrough(since generation: UInt64) -> Int64? {
+        guard let listener, listener.isListening else { return nil }
+        return listener.notifiedThrough(since: generation)
+    }
+
     /// The worker reads and decides on the reading connection's thread, and writes on a commit
     /// connection's: their calls then run where they are made.
     public func executor(for stage: WorkerStage) -> (any TaskExecutor)? {

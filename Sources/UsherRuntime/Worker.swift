@@ -257,6 +257,8 @@ public final class Worker: Sendable {
         // from the cursor walks every done message after it, which at a low rate cost more
         // than the rest of the cycle).
         var floor: Int64 = 0
+        // The store's change generation when the last read began (`ChatStore.notifiedThrough`).
+        var lastRead: UInt64?
         var rescanned = ContinuousClock.now
         var advanced = ContinuousClock.now
         var movedHere = ContinuousClock.now   // this worker's last move of the shared cursor
@@ -362,7 +364,18 @@ public final class Worker: Sendable {
                 // What a read passes over below its readThrough is another worker's (held under
                 // a lease), so it is not looked for again at once: only at the next rescan.
                 let generation = store.changeGeneration
-                var read = try await intake(bot, after: max(cursor, floor), skipping: inFlight, share: share)
+                // Where the store's signals name their messages: when every one signalled since
+                // the last read began lies at or below what that read covered, a read now would
+                // come back empty (39% of reads did at 1,000 messages a second on PostgreSQL, a
+                // quarter of the reading backend's CPU). Not after a rescan (`floor` 0).
+                var read: Intake
+                let skipped = floor > 0 && lastRead.flatMap { store.notifiedThrough(since: $0) }.map { $0 <= floor } == true
+                if skipped {
+                    read = Intake(messages: [], readThrough: floor)
+                } else {
+                    lastRead = generation
+                    read = try await intake(bot, after: max(cursor, floor), skipping: inFlight, share: share)
+                }
                 var batch = read.messages
                 if batch.isEmpty, !writing.isEmpty {
                     // Nothing to read beside the batches in flight: wait for the oldest to be
@@ -377,7 +390,7 @@ public final class Worker: Sendable {
                     continue
                 }
                 var latest: Int64 = 0
-                if batch.isEmpty {
+                if batch.isEmpty, !skipped {
                     // Nothing pending: read the newest sequence number, then look once more, so that
                     // the wait below starts after it — the bot's own replies, written earlier, cannot
                     // wake it at once, and a message that arrived between the two reads is not waited for.
@@ -393,7 +406,12 @@ public final class Worker: Sendable {
                         if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
                         log.info("caught-up", ["bot": bot.id, "cursor": cursor])
                     }
-                    try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: options.idleWait)
+                    if skipped, let generation {
+                        // Nothing new was signalled: wait for the next signal.
+                        await store.waitForChanges(since: generation, timeout: options.idleWait)
+                    } else {
+                        try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: options.idleWait)
+                    }
                     continue
                 }
                 lastSeen = max(lastSeen, batch.last!.seq)

@@ -29,6 +29,13 @@ public protocol ChatStore: Sendable {
     /// cancellation — whichever comes first.
     func waitForChanges(since generation: UInt64, timeout: Duration) async
 
+    /// The newest `seq` the change signals have named (PostgreSQL's NOTIFY carries each
+    /// message's), or nil when a signal since `generation` did not say which messages it was for
+    /// — or the store's signals never do. Every inbound message is signalled: when this is at
+    /// or below what a read that began at `generation` covered (`Intake.readThrough`), reading
+    /// again would find nothing, and the worker does not.
+    func notifiedThrough(since generation: UInt64) -> Int64?
+
     /// Where the worker runs a stage's tasks: for a store whose calls block threads of its own
     /// (PostgreSQL), those threads (`ThreadExecutor`), so that a call runs where it is made
     /// instead of waking the store's thread and then the caller's. nil: the global executor.
@@ -125,6 +132,9 @@ extension ChatStore {
     public var changeGeneration: UInt64? { nil }
 
     public func executor(for stage: WorkerStage) -> (any TaskExecutor)? { nil }
+
+    /// Signals that do not name their messages.
+    public func notifiedThrough(since generation: UInt64) -> Int64? { nil }
 
     /// No change signal: waits out `timeout` (or until cancelled).
     public func waitForChanges(since generation: UInt64, timeout: Duration) async {

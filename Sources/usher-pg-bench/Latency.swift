@@ -174,7 +174,7 @@ enum Latency {
             """, database: database)
         if let dump = ProcessInfo.processInfo.environment["USHER_PG_BENCH_DUMP"] {
             let rows = try server.psql("""
-                SELECT extract(epoch FROM pg_xact_commit_timestamp(i.xmin)), extract(epoch FROM pg_xact_commit_timestamp(r.xmin) - pg_xact_commit_timestamp(i.xmin)) * 1000
+                SELECT i.seq, extract(epoch FROM pg_xact_commit_timestamp(i.xmin)), extract(epoch FROM pg_xact_commit_timestamp(r.xmin) - pg_xact_commit_timestamp(i.xmin)) * 1000
                 FROM messages AS i JOIN messages AS r ON r.idempotency_key = 'bench:' || i.id || ':0'
                 WHERE i.sender_type = 'customer' AND i.id LIKE 'm%' ORDER BY 1
                 """, database: database)

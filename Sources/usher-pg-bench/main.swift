@@ -24,7 +24,7 @@
 // (diagnosis); --keep leaves the server and the template databases up after the throughput part.
 // USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
 // to compare the store's values with pgbench's. USHER_PG_BENCH_DUMP=FILE writes each latency
-// round's messages (commit time, latency in ms) to FILE, to see when the slow ones came.
+// round's messages (seq, commit time, latency in ms) to FILE, to see when the slow ones came.
 import Foundation
 import UsherBenchSupport
 import UsherPostgres

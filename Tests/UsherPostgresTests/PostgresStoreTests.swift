@@ -409,6 +409,44 @@ struct PostgresStoreTests {
         try await again.close()
     }
 
+    /// Each NOTIFY names its message's seq, and `notifiedThrough(since:)` reports the newest —
+    /// except when a wake-up since the given generation did not say which message it was for
+    /// (a NOTIFY without a number: a trigger of an older Usher), when it says nil, so that the
+    /// worker reads.
+    @Test func notificationsNameTheirMessages() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let writer = try await PostgresStore(url: url)
+        func waitForListening() async throws {
+            for _ in 0..<100 where store.changeGeneration == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        func notified(after generation: UInt64) async -> UInt64 {
+            await store.waitForChanges(since: generation, timeout: .seconds(5))
+            return store.changeGeneration ?? 0
+        }
+        try await waitForListening()
+        let start = try #require(store.changeGeneration)
+        let m = try await customer(writer, "n", "hello")
+        let g1 = await notified(after: start)
+        #expect(g1 > start)
+        #expect(store.notifiedThrough(since: start) == m.seq)
+        // The bot's own reply is not an inbound message: no NOTIFY.
+        #expect(try await reply(writer, m, "hi") == .committed)
+        let m2 = try await customer(writer, "n", "again")
+        let g2 = await notified(after: g1)
+        #expect(store.notifiedThrough(since: g1) == m2.seq)
+        #expect(store.notifiedThrough(since: start) == m2.seq)
+        // A NOTIFY without a seq: nil for a read that began before it, the seq again after it.
+        let database = PostgresTestServer.database(of: url)
+        try await TestDB.server.psql("NOTIFY \(store.notifyChannel!)", database: database)
+        let g3 = await notified(after: g2)
+        #expect(g3 > g2)
+        #expect(store.notifiedThrough(since: g2) == nil)
+        #expect(store.notifiedThrough(since: g3) == m2.seq)
+        try await store.close()
+        try await writer.close()
+    }
+
     /// `intake: poll`: no trigger is installed, and a waiting worker still sees a new message
     /// within the poll interval.
     @Test func pollingIntake() async throws {

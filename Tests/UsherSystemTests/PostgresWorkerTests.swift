@@ -2,7 +2,9 @@ import Foundation
 import Testing
 import UsherEngine
 import UsherPostgres
+import UsherBenchSupport
 import UsherPostgresTestServer
+import UsherRuntime
 import UsherStore
 
 /// Worker processes on a real PostgreSQL server of the test run's own (initdb in a temporary
@@ -120,6 +122,46 @@ struct PostgresWorkerTests {
         #expect(try await a.inbox(bot: "crash").count == conversations)
         try await a.close()
         try await b.close()
+    }
+
+    /// The worker reads only when a NOTIFY names a message above what its last read covered
+    /// (`ChatStore.notifiedThrough`). Messages arrive one by one, a few milliseconds apart, in
+    /// a handful of conversations — so most arrive while their conversation's last batch is
+    /// being written, and are passed over by the read that follows their NOTIFY. With rescans
+    /// off, a message the worker wrongly decided not to read for would never be answered:
+    /// every one must be, and no reply may come before its message.
+    @Test func messagesArrivingWhileTheirConversationIsWrittenAreRead() async throws {
+        let url = try await Self.server.createDatabase()
+        let (dir, bot) = try BenchBot.make(prefix: "usher-skip-test", rules: BenchBot.oneReply)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try await PostgresStore(url: url)
+        let feeder = try await PostgresStore(url: url)
+        var options = Worker.Options()
+        options.rescanInterval = .seconds(3600)
+        let worker = Worker(store: store, bots: [bot], workerID: "w", options: options, log: Logger(minimum: .error))
+        let running = Task { try await worker.run() }
+        let conversations = 6, perConversation = 40
+        var order = (0..<conversations).flatMap { c in Array(repeating: c, count: perConversation) }
+        order.shuffle()
+        var sent = [Int](repeating: 0, count: conversations)
+        for c in order {
+            _ = try await feeder.append(NewMessage(id: "c\(c)-m\(sent[c])", conversationID: "c\(c)", from: .customer, text: "n\(sent[c])"))
+            sent[c] += 1
+            try await Task.sleep(for: .microseconds(Int.random(in: 200...3_000)))
+        }
+        try await drain(feeder, bot: bot.id, timeout: .seconds(30))
+        worker.requestStop()
+        try await running.value
+        for c in 0..<conversations {
+            let t = try await feeder.transcript(conversation: "c\(c)")
+            let answered = t.filter { $0.from == .bot }.count
+            // No reply before the message it answers: never more replies than messages so far.
+            var balance = 0
+            let inOrder = t.allSatisfy { m in balance += m.from == .customer ? 1 : -1; return balance >= 0 }
+            #expect(answered == perConversation && inOrder, "c\(c): \(answered) replies; \(t.map(\.text))")
+        }
+        try await store.close()
+        try await feeder.close()
     }
 
     /// A helpdesk's own tables (examples/mapping): the worker runs as the least-privileged
