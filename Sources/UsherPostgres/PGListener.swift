@@ -6,22 +6,36 @@ import UsherStore
 /// every NOTIFY. When the connection drops it reconnects with backoff and, once back, wakes the
 /// waiters anyway: the worker then reads from its cursor, so what was written meanwhile is found.
 ///
-/// Each NOTIFY names its message's seq (`PGSchema.trigger`): `notifiedThrough(since:)` tells the
-/// worker whether anything was signalled above what its last read covered.
+/// Each NOTIFY names its message's seq (`PGSchema.trigger`): `notified(since:)` tells the worker
+/// whether anything was signalled above what its last read covered.
 final class PGListener: Sendable {
     let signal = ChangeSignal()
     private let running = Atomic<Bool>(true)
     private let listening = Atomic<Bool>(false)
     private let session: PGSession
+    /// The newest seq in the messages table when the connection started listening: every
+    /// inbound message above it is notified, those at or below it may predate the LISTEN.
+    private let complete = Atomic<Int64>(.max)
     /// The newest seq a NOTIFY named.
     private let newest = Atomic<Int64>(0)
     /// The generation of the last wake-up that did not say which messages it was for: a
     /// (re)connect, or a NOTIFY without a seq (a trigger of an older Usher, say).
     private let unknownAt = Atomic<UInt64>(0)
+    /// Connections made (each LISTENs anew): one made behind the loop's back is a reconnect too.
+    private let connections = Connections()
+    private let latestSeq: String
 
-    init(_ conninfo: String, channel: String) {
+    private final class Connections: Sendable {
+        let made = Atomic<Int>(0)
+    }
+
+    /// `latestSeq`: the statement that reads the newest seq (`PGSQL.latestSeq`).
+    init(_ conninfo: String, channel: String, latestSeq: String) {
+        let connections = connections
+        self.latestSeq = latestSeq
         session = PGSession(conninfo, label: "usher.postgres.listen", thread: false) { db throws(StoreError) in
             try db.script("LISTEN \(PGText.identifier(channel))")
+            connections.made.add(1, ordering: .relaxed)
         }
         let thread = Thread { [self] in loop() }
         thread.name = "usher-pg-listen"
@@ -33,10 +47,11 @@ final class PGListener: Sendable {
 
     var generation: UInt64 { signal.generation }
 
-    /// The newest seq notified, or nil when a wake-up since `generation` did not say which
-    /// messages it was for.
-    func notifiedThrough(since generation: UInt64) -> Int64? {
-        unknownAt.load(ordering: .acquiring) > generation ? nil : newest.load(ordering: .acquiring)
+    /// What the NOTIFYs say (`ChatStore.notified(since:)`), or nil when a wake-up since
+    /// `generation` did not say which messages it was for.
+    func notified(since generation: UInt64) -> Notified? {
+        if unknownAt.load(ordering: .acquiring) > generation { return nil }
+        return Notified(complete: complete.load(ordering: .acquiring), newest: newest.load(ordering: .acquiring))
     }
 
     /// Wakes the waiters. Only this listener's thread notifies `signal`, so the generation
@@ -55,12 +70,17 @@ final class PGListener: Sendable {
 
     private func loop() {
         var backoff = 0.05
+        var connected = 0
         while running.load(ordering: .relaxed) {
             do {
                 let notified = try session.runHere { db in
-                    if !listening.load(ordering: .relaxed) {
+                    let made = connections.made.load(ordering: .relaxed)
+                    if !listening.load(ordering: .relaxed) || made != connected {
+                        // (Re)connected: what was written before the LISTEN is not notified.
+                        complete.store(try db.execute(latestSeq, prepare: true).int64(0, 0), ordering: .releasing)
+                        connected = made
                         listening.store(true, ordering: .relaxed)
-                        wake(nil)   // (re)connected: look again from the cursor
+                        wake(nil)   // look again from the cursor
                     }
                     return try db.notifications(wait: 200)
                 }

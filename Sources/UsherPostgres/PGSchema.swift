@@ -148,7 +148,7 @@ enum PGSchema {
     }
 
     /// Installs (or refreshes) the trigger that NOTIFYs on every inbound message, with the
-    /// message's seq as the payload (`PGListener.notifiedThrough`). Run on every start under the
+    /// message's seq as the payload (`PGListener.notified`). Run on every start under the
     /// migration lock: it follows the mapping file's current values.
     static func trigger(_ l: PGLayout) -> String {
         let inbound = l.inbound.replacingOccurrences(of: "m.\"", with: "NEW.\"")

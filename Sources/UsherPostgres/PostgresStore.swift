@@ -79,7 +79,7 @@ public final class PostgresStore: ChatStore {
         self.layout = layout
         self.sql = PGSQL(layout)
         self.options = options
-        listener = layout.trigger ? PGListener(url, channel: PGSchema.channel(layout)) : nil
+        listener = layout.trigger ? PGListener(url, channel: PGSchema.channel(layout), latestSeq: sql.latestSeq) : nil
     }
 
 
@@ -176,10 +176,10 @@ public final class PostgresStore: ChatStore {
         return listener.generation
     }
 
-    /// The newest seq a NOTIFY named, while the LISTEN connection is up.
-    public func notifiedThrough(since generation: UInt64) -> Int64? {
+    /// What the NOTIFYs named, while the LISTEN connection is up.
+    public func notified(since generation: UInt64) -> Notified? {
         guard let listener, listener.isListening else { return nil }
-        return listener.notifiedThrough(since: generation)
+        return listener.notified(since: generation)
     }
 
     /// The worker reads and decides on the reading connection's thread, and writes on a commit

@@ -257,7 +257,7 @@ public final class Worker: Sendable {
         // from the cursor walks every done message after it, which at a low rate cost more
         // than the rest of the cycle).
         var floor: Int64 = 0
-        // The store's change generation when the last read began (`ChatStore.notifiedThrough`).
+        // The store's change generation when the last read began (`ChatStore.notified`).
         var lastRead: UInt64?
         var rescanned = ContinuousClock.now
         var advanced = ContinuousClock.now
@@ -364,12 +364,13 @@ public final class Worker: Sendable {
                 // What a read passes over below its readThrough is another worker's (held under
                 // a lease), so it is not looked for again at once: only at the next rescan.
                 let generation = store.changeGeneration
-                // Where the store's signals name their messages: when every one signalled since
-                // the last read began lies at or below what that read covered, a read now would
-                // come back empty (39% of reads did at 1,000 messages a second on PostgreSQL, a
-                // quarter of the reading backend's CPU). Not after a rescan (`floor` 0).
+                // Where the store's signals name their messages: when the reads have covered
+                // every message not signalled (a backlog written before the store listened) and
+                // every one signalled, a read now would come back empty (39% of reads did at
+                // 1,000 messages a second on PostgreSQL, a quarter of the reading backend's CPU).
+                // Not after a rescan (`floor` 0).
                 var read: Intake
-                let skipped = floor > 0 && lastRead.flatMap { store.notifiedThrough(since: $0) }.map { $0 <= floor } == true
+                let skipped = floor > 0 && lastRead.flatMap { store.notified(since: $0) }?.covered(by: floor) == true
                 if skipped {
                     read = Intake(messages: [], readThrough: floor)
                 } else {

@@ -29,12 +29,12 @@ public protocol ChatStore: Sendable {
     /// cancellation — whichever comes first.
     func waitForChanges(since generation: UInt64, timeout: Duration) async
 
-    /// The newest `seq` the change signals have named (PostgreSQL's NOTIFY carries each
-    /// message's), or nil when a signal since `generation` did not say which messages it was for
-    /// — or the store's signals never do. Every inbound message is signalled: when this is at
-    /// or below what a read that began at `generation` covered (`Intake.readThrough`), reading
-    /// again would find nothing, and the worker does not.
-    func notifiedThrough(since generation: UInt64) -> Int64?
+    /// What the change signals say of the messages (PostgreSQL's NOTIFY carries each message's
+    /// `seq`), or nil when a signal since `generation` did not say which messages it was for —
+    /// or the store's signals never do. When a read that began at `generation` covered
+    /// (`Intake.readThrough`) both `complete` and `newest`, reading again would find nothing, and
+    /// the worker does not.
+    func notified(since generation: UInt64) -> Notified?
 
     /// Where the worker runs a stage's tasks: for a store whose calls block threads of its own
     /// (PostgreSQL), those threads (`ThreadExecutor`), so that a call runs where it is made
@@ -134,7 +134,7 @@ extension ChatStore {
     public func executor(for stage: WorkerStage) -> (any TaskExecutor)? { nil }
 
     /// Signals that do not name their messages.
-    public func notifiedThrough(since generation: UInt64) -> Int64? { nil }
+    public func notified(since generation: UInt64) -> Notified? { nil }
 
     /// No change signal: waits out `timeout` (or until cancelled).
     public func waitForChanges(since generation: UInt64, timeout: Duration) async {
@@ -250,6 +250,23 @@ public enum WorkerStage: Sendable, Hashable {
 }
 
 /// What a worker's read (`ChatStore.claimPending`) returns.
+/// What a store's change signals say of the inbound messages (`ChatStore.notified(since:)`).
+public struct Notified: Sendable, Equatable {
+    /// Every inbound message above this `seq` is signalled; those at or below it may have been
+    /// written before the store was listening (a backlog), and were not.
+    public var complete: Int64
+    /// The newest `seq` signalled.
+    public var newest: Int64
+
+    public init(complete: Int64, newest: Int64) {
+        self.complete = complete
+        self.newest = newest
+    }
+
+    /// Whether a read that covered everything through `seq` left nothing signalled to read.
+    public func covered(by seq: Int64) -> Bool { seq >= complete && seq >= newest }
+}
+
 public struct Intake: Sendable {
     /// The messages of conversations the worker now holds, in `seq` order.
     public var messages: [StoredMessage]

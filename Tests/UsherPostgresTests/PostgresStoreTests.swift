@@ -409,40 +409,42 @@ struct PostgresStoreTests {
         try await again.close()
     }
 
-    /// Each NOTIFY names its message's seq, and `notifiedThrough(since:)` reports the newest —
-    /// except when a wake-up since the given generation did not say which message it was for
-    /// (a NOTIFY without a number: a trigger of an older Usher), when it says nil, so that the
-    /// worker reads.
+    /// Each NOTIFY names its message's seq, and `notified(since:)` reports the newest, with the
+    /// newest seq when the store began to listen (what is above it is notified; what is at or
+    /// below it may be a backlog that was not) — and nil when a wake-up since the given
+    /// generation did not say which message it was for (a NOTIFY without a number: a trigger
+    /// of an older Usher), so that the worker reads.
     @Test func notificationsNameTheirMessages() async throws {
         let url = try await TestDB.server.createDatabase()
-        let store = try await PostgresStore(url: url)
         let writer = try await PostgresStore(url: url)
-        func waitForListening() async throws {
-            for _ in 0..<100 where store.changeGeneration == nil { try await Task.sleep(for: .milliseconds(20)) }
-        }
+        let backlog = try await customer(writer, "b", "before the store listened")
+        let store = try await PostgresStore(url: url)
         func notified(after generation: UInt64) async -> UInt64 {
             await store.waitForChanges(since: generation, timeout: .seconds(5))
             return store.changeGeneration ?? 0
         }
-        try await waitForListening()
+        for _ in 0..<100 where store.changeGeneration == nil { try await Task.sleep(for: .milliseconds(20)) }
         let start = try #require(store.changeGeneration)
+        #expect(store.notified(since: start) == Notified(complete: backlog.seq, newest: 0))
+        #expect(store.notified(since: start)?.covered(by: backlog.seq) == true)
         let m = try await customer(writer, "n", "hello")
         let g1 = await notified(after: start)
         #expect(g1 > start)
-        #expect(store.notifiedThrough(since: start) == m.seq)
+        #expect(store.notified(since: start) == Notified(complete: backlog.seq, newest: m.seq))
+        #expect(store.notified(since: start)?.covered(by: backlog.seq) == false)
         // The bot's own reply is not an inbound message: no NOTIFY.
         #expect(try await reply(writer, m, "hi") == .committed)
         let m2 = try await customer(writer, "n", "again")
         let g2 = await notified(after: g1)
-        #expect(store.notifiedThrough(since: g1) == m2.seq)
-        #expect(store.notifiedThrough(since: start) == m2.seq)
-        // A NOTIFY without a seq: nil for a read that began before it, the seq again after it.
+        #expect(store.notified(since: g1)?.newest == m2.seq)
+        #expect(store.notified(since: start)?.newest == m2.seq)
+        // A NOTIFY without a seq: nil for a read that began before it, known again after it.
         let database = PostgresTestServer.database(of: url)
         try await TestDB.server.psql("NOTIFY \(store.notifyChannel!)", database: database)
         let g3 = await notified(after: g2)
         #expect(g3 > g2)
-        #expect(store.notifiedThrough(since: g2) == nil)
-        #expect(store.notifiedThrough(since: g3) == m2.seq)
+        #expect(store.notified(since: g2) == nil)
+        #expect(store.notified(since: g3)?.newest == m2.seq)
         try await store.close()
         try await writer.close()
     }

@@ -124,26 +124,37 @@ struct PostgresWorkerTests {
         try await b.close()
     }
 
-    /// The worker reads only when a NOTIFY names a message above what its last read covered
-    /// (`ChatStore.notifiedThrough`). Messages arrive one by one, a few milliseconds apart, in
-    /// a handful of conversations — so most arrive while their conversation's last batch is
-    /// being written, and are passed over by the read that follows their NOTIFY. With rescans
-    /// off, a message the worker wrongly decided not to read for would never be answered:
-    /// every one must be, and no reply may come before its message.
+    /// The worker reads only when a NOTIFY names a message above what its last read covered,
+    /// or a backlog written before it listened is not read through yet (`ChatStore.notified`).
+    /// A backlog waits when the worker starts (read in batches of 16: each read is full, and
+    /// skips the conversations in flight), and must be done without any NOTIFY; then messages
+    /// arrive one by one, a few milliseconds
+    /// apart, in a handful of conversations — so most arrive while their conversation's last
+    /// batch is being written, and are passed over by the read that follows their NOTIFY. With
+    /// rescans off, a message the worker wrongly decided not to read for would never be
+    /// answered: every one must be, and no reply may come before its message.
     @Test func messagesArrivingWhileTheirConversationIsWrittenAreRead() async throws {
         let url = try await Self.server.createDatabase()
         let (dir, bot) = try BenchBot.make(prefix: "usher-skip-test", rules: BenchBot.oneReply)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try await PostgresStore(url: url)
         let feeder = try await PostgresStore(url: url)
         var options = Worker.Options()
         options.rescanInterval = .seconds(3600)
+        options.batchSize = 16
+        let conversations = 6, perConversation = 60, backlog = 20
+        var sent = [Int](repeating: 0, count: conversations)
+        for _ in 0..<backlog {
+            for c in 0..<conversations {
+                _ = try await feeder.append(NewMessage(id: "c\(c)-m\(sent[c])", conversationID: "c\(c)", from: .customer, text: "n\(sent[c])"))
+                sent[c] += 1
+            }
+        }
+        let store = try await PostgresStore(url: url)   // listening after the backlog was written
         let worker = Worker(store: store, bots: [bot], workerID: "w", options: options, log: Logger(minimum: .error))
         let running = Task { try await worker.run() }
-        let conversations = 6, perConversation = 40
-        var order = (0..<conversations).flatMap { c in Array(repeating: c, count: perConversation) }
+        try await drain(feeder, bot: bot.id, timeout: .seconds(30))   // the backlog alone, no NOTIFY
+        var order = (0..<conversations).flatMap { c in Array(repeating: c, count: perConversation - backlog) }
         order.shuffle()
-        var sent = [Int](repeating: 0, count: conversations)
         for c in order {
             _ = try await feeder.append(NewMessage(id: "c\(c)-m\(sent[c])", conversationID: "c\(c)", from: .customer, text: "n\(sent[c])"))
             sent[c] += 1
