@@ -7,7 +7,7 @@
 //                                   [--only throughput|latency] [--rate 1000] [--seconds 5]
 //                                   [--history N | --cold] [--profile] [--script FILE]
 //                                   [--notify-window S] [--set name=value] [--keep] [--breakdown]
-//                                   [--feeder pgbench|store] [--floor]
+//                                   [--feeder pgbench|store] [--no-floor]
 //
 // Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
 // after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
@@ -18,8 +18,8 @@
 // and the range. --profile prints the per-statement table of every round (else round 1);
 // --breakdown splits the latency of each conversation's first message at its read;
 // --feeder store writes the latency part's messages from this process instead of pgbench;
-// --floor also runs, in each latency round, the least any responder must do (Latency.swift's
-// Floor) under the same load, for the floor of the latency on this machine;
+// each latency round also runs the floor — the least any responder must do (Latency.swift's
+// Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not);
 // --script writes the pgbench script (and FILE.defs, its -D values); --set adds a server setting
 // (diagnosis); --keep leaves the server and the template databases up after the throughput part.
 // USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
@@ -254,7 +254,7 @@ func main() async throws {
                     print("    first messages (\(f[2])): message commit → read (lease commit) p50/p90/p99 \(f[0]) ms; read → reply commit \(f[1]) ms")
                 }
             }
-            if args.contains("--floor") {
+            if !args.contains("--no-floor") {
                 let f = try await Latency.run(server, responder: .floor, rate: rate, seconds: latencySeconds, writers: 4, feeder: feeder)
                 floors.append(f)
                 print("    the floor, in the same round (\(fmt(f.offered)) msg/s achieved, \(f.count) replies): commit → commit "
