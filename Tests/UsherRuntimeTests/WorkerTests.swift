@@ -76,6 +76,35 @@ struct WorkerTests {
         }
     }
 
+    /// A conversation another worker held when it was read is passed over; once that worker
+    /// gives it up, a worker that ran out of work with its cursor below its reads looks again
+    /// from the cursor (`idleRescanInterval`) instead of waiting for the next rescan — here an
+    /// hour away.
+    @Test func whatWasPassedOverIsReadOnceItsHolderLetsGo() async throws {
+        let store = InMemoryStore()
+        let bot = try BotRuntime(path: try temporaryBot(BenchBot.oneReply).path)
+        let held = try await store.append(NewMessage(conversationID: "x", from: .customer, text: "held elsewhere"))
+        _ = try await store.claimPending(bot: bot.id, after: 0, limit: 10, worker: "other", until: Date().addingTimeInterval(3600),
+                                         skipping: [:], share: .all, holds: { _ in false })
+        try await store.append(NewMessage(conversationID: "y", from: .customer, text: "free"))
+        var options = Worker.Options()
+        options.idleWait = .milliseconds(20)
+        options.rescanInterval = .seconds(3600)
+        options.idleRescanInterval = .milliseconds(50)
+        let worker = Worker(store: store, bots: [bot], workerID: "w1", options: options, log: Logger(minimum: .error))
+        let task = Task { try await worker.run() }
+        try await eventually("y answered") { try await store.transcript(conversation: "y").count == 2 }
+        try await Task.sleep(for: .milliseconds(200))   // idle, x still held by the other worker
+        #expect(try await store.transcript(conversation: "x").count == 1)
+        try await store.release(bot: bot.id, worker: "other")
+        try await eventually("x answered once let go", timeout: .seconds(5)) {
+            try await store.transcript(conversation: "x").count == 2
+        }
+        #expect(try await store.pending(bot: bot.id, after: held.seq - 1, limit: 10).isEmpty)
+        worker.requestStop()
+        try await task.value
+    }
+
     @Test func twoMessagesAtTheThresholdHandOffOnce() async throws {
         let store = InMemoryStore()
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
