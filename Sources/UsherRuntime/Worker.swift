@@ -36,9 +36,6 @@ public final class Worker: Sendable {
         /// what they passed over: other workers' conversations, whose leases may have expired
         /// or been released since, and messages that had to wait for an earlier one.
         public var rescanInterval: Duration = .seconds(1)
-        /// How soon a worker that ran out of work with its cursor below its reads looks again
-        /// from the cursor (at most this often).
-        public var idleRescanInterval: Duration = .milliseconds(100)
         /// How often a worker says it is alive to the others sharing its store (`ChatStore.members`)
         /// and looks who else is: a worker that joins gets its share within about this long. One
         /// silent for twelve of these (3 s: a heartbeat can queue behind a slow statement) counts
@@ -405,16 +402,6 @@ public final class Worker: Sendable {
                 if batch.isEmpty {
                     // The cursor only saves reading done messages again: move it when idle.
                     if committedSinceAdvance { await advance() }
-                    // Out of work with the cursor below where the reads go on: something below
-                    // was passed over — a conversation another worker held when read (one it
-                    // claimed while the workers' shares were settling, say, and gave up since).
-                    // Look again from the cursor now, not at the next rescan: four workers on a
-                    // backlog otherwise sat idle for most of a second, waiting for it.
-                    if floor > cursor, ContinuousClock.now - rescanned >= options.idleRescanInterval {
-                        floor = 0
-                        rescanned = ContinuousClock.now
-                        continue
-                    }
                     if !reportedReady {
                         reportedReady = true
                         if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }

@@ -76,10 +76,9 @@ struct WorkerTests {
         }
     }
 
-    /// A conversation another worker held when it was read is passed over; once that worker
-    /// gives it up, a worker that ran out of work with its cursor below its reads looks again
-    /// from the cursor (`idleRescanInterval`) instead of waiting for the next rescan — here an
-    /// hour away.
+    /// A conversation another worker held when it was read is passed over — the reads go on
+    /// above it — and is read at the next rescan from the cursor (`rescanInterval`) once that
+    /// worker gives it up.
     @Test func whatWasPassedOverIsReadOnceItsHolderLetsGo() async throws {
         let store = InMemoryStore()
         let bot = try BotRuntime(path: try temporaryBot(BenchBot.oneReply).path)
@@ -89,8 +88,7 @@ struct WorkerTests {
         try await store.append(NewMessage(conversationID: "y", from: .customer, text: "free"))
         var options = Worker.Options()
         options.idleWait = .milliseconds(20)
-        options.rescanInterval = .seconds(3600)
-        options.idleRescanInterval = .milliseconds(50)
+        options.rescanInterval = .milliseconds(300)
         let worker = Worker(store: store, bots: [bot], workerID: "w1", options: options, log: Logger(minimum: .error))
         let task = Task { try await worker.run() }
         try await eventually("y answered") { try await store.transcript(conversation: "y").count == 2 }
