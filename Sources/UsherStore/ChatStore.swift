@@ -249,7 +249,6 @@ public enum WorkerStage: Sendable, Hashable {
     case write(Int)
 }
 
-/// What a worker's read (`ChatStore.claimPending`) returns.
 /// What a store's change signals say of the inbound messages (`ChatStore.notified(since:)`).
 public struct Notified: Sendable, Equatable {
     /// Every inbound message above this `seq` is signalled; those at or below it may have been
@@ -267,6 +266,7 @@ public struct Notified: Sendable, Equatable {
     public func covered(by seq: Int64) -> Bool { seq >= complete && seq >= newest }
 }
 
+/// What a worker's read (`ChatStore.claimPending`) returns.
 public struct Intake: Sendable {
     /// The messages of conversations the worker now holds, in `seq` order.
     public var messages: [StoredMessage]
