@@ -58,9 +58,11 @@ enum Latency {
                 // Decided: committed, or found done when a commit whose outcome was lost (a
                 // connection dropped after COMMIT) was tried again.
                 decided: { ["committed", "duplicate"].reduce(0) { $0 + Int(metrics.value("usher_commits_total", ["bot": "bench", "result": $1]) ?? 0) } },
-                stop: { worker.requestStop(); try await task.value })
+                stop: { worker.requestStop(); try await task.value; try await workerStore.close() })
         case .floor:
             guard let channel = workerStore.notifyChannel else { throw BenchError("latency: the store has no NOTIFY channel") }
+            // Closed at once: its own LISTEN connection would take every NOTIFY too.
+            try await workerStore.close()
             let floor = try Floor(url: url, channel: channel)
             answerer = Answerer(decided: { floor.answered }, stop: { try floor.stop() })
         }
@@ -160,7 +162,6 @@ enum Latency {
                 """, database: database)
         }
         try await answerer.stop()
-        try await workerStore.close()
         for f in feeders { try await f.close() }
         try await Task.sleep(for: .milliseconds(300))   // the LISTEN connections close
 
@@ -195,7 +196,7 @@ enum Latency {
     }
 }
 
-/// The floor of the latency part (`--floor`): the least any responder to these messages must
+/// The floor of the latency part (in every round unless `--no-floor`): the least any responder to these messages must
 /// do, without Usher. One connection LISTENs on the store's channel, on a thread of its own;
 /// on each NOTIFY it reads the inbound messages not answered yet (one round trip: those after
 /// the newest seq it read, less a margin of 64 for messages committed out of seq order), then
