@@ -170,10 +170,11 @@ public final class PostgresStore: ChatStore {
         }
     }
 
-    /// NOTIFYs received, while the LISTEN connection is up (else `nil`: the store polls).
-    public var changeGeneration: UInt64? {
+    /// Notified at each NOTIFY received, while the LISTEN connection is up (else `nil`: the
+    /// store polls).
+    public var changeSignal: ChangeSignal? {
         guard let listener, listener.isListening else { return nil }
-        return listener.generation
+        return listener.signal
     }
 
     /// What the NOTIFYs named, while the LISTEN connection is up.
@@ -189,11 +190,6 @@ public final class PostgresStore: ChatStore {
         case .read: return reader.executor
         case .write(let n): return writers.executor(n)
         }
-    }
-
-    public func waitForChanges(since generation: UInt64, timeout: Duration) async {
-        guard let listener else { try? await Task.sleep(for: timeout); return }
-        await listener.signal.wait(since: generation, timeout: timeout)
     }
 
     public func cursor(bot: String) async throws -> Int64 {

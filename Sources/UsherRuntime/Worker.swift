@@ -363,7 +363,8 @@ public final class Worker: Sendable {
                 }
                 // What a read passes over below its readThrough is another worker's (held under
                 // a lease), so it is not looked for again at once: only at the next rescan.
-                let generation = store.changeGeneration
+                let signal = store.changeSignal
+                let generation = signal?.generation
                 // Where the store's signals name their messages: when the reads have covered
                 // every message not signalled (a backlog written before the store listened) and
                 // every one signalled, a read now would come back empty (39% of reads did at
@@ -382,7 +383,10 @@ public final class Worker: Sendable {
                     // Nothing to read beside the batches in flight: wait for the oldest to be
                     // written — or, where the store signals new messages, for one to arrive,
                     // read at once (else it would wait for a whole commit before its read).
-                    if let generation, await newMessage(since: generation, before: written, since: collected) { continue }
+                    if let signal, let generation,
+                       await ChangeSignal.first(of: [(signal, generation), (written, collected)], timeout: options.idleWait) == 0 {
+                        continue
+                    }
                     if try await finishWriting() == false {
                         // Everything it held waits on an earlier message (or lost its lease
                         // meanwhile): wait for the store to change instead of spinning.
@@ -407,9 +411,9 @@ public final class Worker: Sendable {
                         if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
                         log.info("caught-up", ["bot": bot.id, "cursor": cursor])
                     }
-                    if skipped, let generation {
+                    if skipped, let signal, let generation {
                         // Nothing new was signalled: wait for the next signal.
-                        await store.waitForChanges(since: generation, timeout: options.idleWait)
+                        await signal.wait(since: generation, timeout: options.idleWait)
                     } else {
                         try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: options.idleWait)
                     }
@@ -439,18 +443,6 @@ public final class Worker: Sendable {
             for w in writing { _ = try? await w.task.value }
             await moving?.value
             throw error
-        }
-    }
-
-    /// Whether the store signalled a change since `generation` before `written` moved past
-    /// `writes` (a write ended) — or before `idleWait`, when neither happened.
-    private func newMessage(since generation: UInt64, before written: ChangeSignal, since writes: UInt64) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await self.store.waitForChanges(since: generation, timeout: self.options.idleWait); return true }
-            group.addTask { await written.wait(since: writes, timeout: self.options.idleWait); return false }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first && self.store.changeGeneration != generation
         }
     }
 

@@ -304,11 +304,7 @@ public final class SQLiteStore: ChatStore {
 
     /// Commits of this process on the file (another process's show only to `waitForChanges(after:)`,
     /// which polls).
-    public var changeGeneration: UInt64? { signal.generation }
-
-    public func waitForChanges(since generation: UInt64, timeout: Duration) async {
-        await signal.wait(since: generation, timeout: timeout)
-    }
+    public var changeSignal: ChangeSignal? { signal }
 
     public func waitForChanges(after seq: Int64, timeout: Duration) async throws {
         let clock = ContinuousClock()

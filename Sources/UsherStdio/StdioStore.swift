@@ -91,11 +91,7 @@ public final class StdioStore: ChatStore {
         try await database.waitForChanges(after: seq, timeout: timeout)
     }
 
-    public var changeGeneration: UInt64? { database.changeGeneration }
-
-    public func waitForChanges(since generation: UInt64, timeout: Duration) async {
-        await database.waitForChanges(since: generation, timeout: timeout)
-    }
+    public var changeSignal: ChangeSignal? { database.changeSignal }
 
     public func cursor(bot: String) async throws -> Int64 { try await database.cursor(bot: bot) }
 

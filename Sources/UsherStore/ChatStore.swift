@@ -19,19 +19,15 @@ public protocol ChatStore: Sendable {
     /// Returns when messages after `seq` may have arrived, or after `timeout`.
     func waitForChanges(after seq: Int64, timeout: Duration) async throws
 
-    /// How many times this store was told that something was written (a NOTIFY of a new
+    /// Notified each time this store learns that something was written (a NOTIFY of a new
     /// inbound message, a commit on the same file by this process), or `nil` for a store
-    /// without such a signal. Taken before a read, `waitForChanges(since:timeout:)` then waits
-    /// without a query: the worker waits so for a new message while its batches are written.
-    var changeGeneration: UInt64? { get }
-
-    /// Returns when `changeGeneration` moves past `generation`, after `timeout`, or on
-    /// cancellation — whichever comes first.
-    func waitForChanges(since generation: UInt64, timeout: Duration) async
+    /// without such a signal. Its generation, taken before a read, lets the worker wait for a new
+    /// message without a query (`ChangeSignal.wait(since:timeout:)`) while its batches are written.
+    var changeSignal: ChangeSignal? { get }
 
     /// What the change signals say of the messages (PostgreSQL's NOTIFY carries each message's
-    /// `seq`), or nil when a signal since `generation` did not say which messages it was for —
-    /// or the store's signals never do. When a read that began at `generation` covered
+    /// `seq`), or nil when a signal since `generation` (of `changeSignal`) did not say which
+    /// messages it was for — or the store's signals never do. When a read that began at `generation` covered
     /// (`Intake.readThrough`) both `complete` and `newest`, reading again would find nothing, and
     /// the worker does not.
     func notified(since generation: UInt64) -> Notified?
@@ -129,17 +125,12 @@ public protocol ChatStore: Sendable {
 
 extension ChatStore {
     /// No change signal.
-    public var changeGeneration: UInt64? { nil }
+    public var changeSignal: ChangeSignal? { nil }
 
     public func executor(for stage: WorkerStage) -> (any TaskExecutor)? { nil }
 
     /// Signals that do not name their messages.
     public func notified(since generation: UInt64) -> Notified? { nil }
-
-    /// No change signal: waits out `timeout` (or until cancelled).
-    public func waitForChanges(since generation: UInt64, timeout: Duration) async {
-        try? await Task.sleep(for: timeout)
-    }
 
     /// Every conversation, no share (one worker, or a store whose workers do not split).
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,

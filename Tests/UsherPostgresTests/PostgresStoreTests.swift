@@ -423,11 +423,11 @@ struct PostgresStoreTests {
         let backlog = try await customer(writer, "b", "before the store listened")
         let store = try await PostgresStore(url: url)
         func notified(after generation: UInt64) async -> UInt64 {
-            await store.waitForChanges(since: generation, timeout: .seconds(5))
-            return store.changeGeneration ?? 0
+            await store.changeSignal?.wait(since: generation, timeout: .seconds(5))
+            return store.changeSignal?.generation ?? 0
         }
-        for _ in 0..<100 where store.changeGeneration == nil { try await Task.sleep(for: .milliseconds(20)) }
-        let start = try #require(store.changeGeneration)
+        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let start = try #require(store.changeSignal?.generation)
         #expect(store.notified(since: start) == Notified(complete: backlog.seq, newest: 0))
         #expect(store.notified(since: start)?.covered(by: backlog.seq) == true)
         let m = try await customer(writer, "n", "hello")

@@ -363,7 +363,7 @@ struct NotificationDeliveryTests {
 /// An in-memory store with hooks: notifications of the conversations in `hidden` stay out of
 /// sight until let go (a commit that took an earlier notification number and commits after a
 /// later one); group commits with a conversation in `held` wait until it is let go (a slow
-/// write); every append moves `changeGeneration` (a store that signals new messages).
+/// write); every append notifies `changeSignal` (a store that signals new messages).
 final class HookedStore: ChatStore {
     let inner = InMemoryStore()
     let hidden = Mutex<Set<String>>([])
@@ -372,10 +372,7 @@ final class HookedStore: ChatStore {
     let holding = Mutex(0)
     let signal = ChangeSignal()
 
-    var changeGeneration: UInt64? { signal.generation }
-    func waitForChanges(since generation: UInt64, timeout: Duration) async {
-        await signal.wait(since: generation, timeout: timeout)
-    }
+    var changeSignal: ChangeSignal? { signal }
 
     func notifications(after seq: Int64, limit: Int) async throws -> [StoredNotification] {
         let hide = hidden.withLock { $0 }

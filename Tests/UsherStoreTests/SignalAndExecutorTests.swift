@@ -61,6 +61,55 @@ struct ChangeSignalTests {
         #expect(clock.now - start < .seconds(30))
     }
 
+    /// A wait on two signals returns the index of the one that moved (at once when one moved
+    /// already), nil at its timeout; waits woken long before their timeouts leave nothing behind
+    /// that delays a later, short timeout.
+    @Test func waitsForTheFirstOfTwo() async throws {
+        let a = ChangeSignal(), b = ChangeSignal()
+        let clock = ContinuousClock()
+        var start = clock.now
+        async let first = ChangeSignal.first(of: [(a, a.generation), (b, b.generation)], timeout: .seconds(60))
+        try await Task.sleep(for: .milliseconds(20))
+        b.notify()
+        #expect(await first == 1)
+        #expect(clock.now - start < .seconds(30))
+        #expect(await ChangeSignal.first(of: [(a, 0), (b, 0)], timeout: .seconds(60)) == 1)   // b moved already
+        a.notify()
+        #expect(await ChangeSignal.first(of: [(a, 0), (b, 1)], timeout: .seconds(60)) == 0)
+        // Thousands of long timeouts cancelled early, then a short one: it still fires on time.
+        for _ in 0..<5_000 {
+            let seen = a.generation
+            async let w = ChangeSignal.first(of: [(a, seen), (b, b.generation)], timeout: .seconds(3_600))
+            a.notify()
+            #expect(await w == 0)
+        }
+        start = clock.now
+        #expect(await ChangeSignal.first(of: [(a, a.generation), (b, b.generation)], timeout: .milliseconds(50)) == nil)
+        let waited = clock.now - start
+        #expect(waited >= .milliseconds(45) && waited < .seconds(30))
+    }
+
+    /// Timeouts fire in their order, whatever order the waits began in.
+    @Test func timeoutsFireInTheirOrder() async {
+        let signal = ChangeSignal()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let ends = await withTaskGroup(of: (Int, Duration).self) { group in
+            for (i, ms) in [300, 100, 200, 50].enumerated() {
+                group.addTask {
+                    await signal.wait(since: signal.generation, timeout: .milliseconds(ms))
+                    return (i, clock.now - start)
+                }
+            }
+            var out: [Int: Duration] = [:]
+            for await (i, d) in group { out[i] = d }
+            return out
+        }
+        #expect(ends[3]! >= .milliseconds(45) && ends[1]! >= .milliseconds(95))
+        #expect(ends[2]! >= .milliseconds(195) && ends[0]! >= .milliseconds(295))
+        #expect(ends[3]! <= ends[1]! && ends[1]! <= ends[2]! && ends[2]! <= ends[0]!)
+    }
+
     /// A cancelled wait returns at once.
     @Test func aCancelledWaitReturns() async {
         let signal = ChangeSignal()
