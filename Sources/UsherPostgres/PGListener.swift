@@ -37,7 +37,10 @@ final class PGListener: Sendable {
             try db.script("LISTEN \(PGText.identifier(channel))")
             connections.made.add(1, ordering: .relaxed)
         }
-        let thread = Thread { [self] in loop() }
+        let thread = Thread { [self] in
+            nameThread("usher-pg-listen")
+            loop()
+        }
         thread.name = "usher-pg-listen"
         thread.start()
     }

@@ -67,7 +67,7 @@ public final class SQLiteStore: ChatStore {
             throw error
         }
         if options.readerConnection, path != ":memory:" {
-            let readerThread = ThreadExecutor(name: "usher-sqlite-read")
+            let readerThread = ThreadExecutor(name: "usher-sqlite-rd")
             do {
                 let readerConnection = try await withCheckedThrowingContinuation { (c: CheckedContinuation<SQLiteConnection, any Error>) in
                     readerThread.submit { c.resume(with: Result { try Self.openReader(path: path, options: options) }) }

@@ -139,7 +139,10 @@ final class Deadlines: @unchecked Sendable {
     private var planned = UInt64.max
 
     private init() {
-        let thread = Thread { [self] in loop() }
+        let thread = Thread { [self] in
+            nameThread("usher.deadlines")
+            loop()
+        }
         thread.name = "usher.deadlines"
         thread.start()
     }

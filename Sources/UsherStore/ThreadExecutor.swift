@@ -41,6 +41,7 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         self.spin = spin
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
+            nameThread(name)
             threadID = pthread_self()
             started.signal()
             loop()
@@ -145,4 +146,14 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
             }
         }
     }
+}
+
+/// Names the calling thread for `top -H`, `perf` and `/proc` (Linux keeps 15 bytes: the end of
+/// `name`, which tells the threads apart). Best effort: nothing happens where it cannot.
+package func nameThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY)
+    guard fd >= 0 else { return }
+    let bytes = Array(name.utf8.suffix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
 }
