@@ -45,6 +45,11 @@ package final class PGConnection {
         return name
     }
 
+    /// Prepares `sql` now (as `execute(_:_:prepare:)` and `pipeline` would on first use).
+    func prepare(_ sql: String) throws(StoreError) {
+        _ = try preparedName(sql)
+    }
+
     /// Runs `sql` with `params` (NULL for nil). Prepared once per connection when `prepare` is
     /// set (the hot path), otherwise sent as is.
     @discardableResult

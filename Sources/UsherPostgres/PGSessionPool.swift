@@ -31,6 +31,11 @@ final class PGSessionPool: Sendable {
     /// different sessions.
     func executor(_ n: Int) -> ThreadExecutor? { sessions[n % sessions.count].executor }
 
+    /// Runs `body` on every session in turn (each connects first).
+    func each(_ body: @escaping @Sendable (PGConnection) throws -> Void) async throws {
+        for s in sessions { try await s.run(body) }
+    }
+
     func close() async {
         for s in sessions { await s.close() }
     }

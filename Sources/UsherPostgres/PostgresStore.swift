@@ -24,7 +24,7 @@ public final class PostgresStore: ChatStore {
         /// How long a hole in the sequence holds the cursor back before it counts as a rollback.
         public var gapTimeout: Duration = .seconds(30)
         /// Connections for commits: a worker writes its next batch while the last one is still
-        /// on its way (`Worker.Options.writesInFlight`). Each connects on first use.
+        /// on its way (`Worker.Options.writesInFlight`). Each connects on first use (or at `warmUp`).
         public var commitSessions = 2
         public init() {}
     }
@@ -38,6 +38,15 @@ public final class PostgresStore: ChatStore {
     private let reader: PGSession
     /// Where commits go (`Options.commitSessions`).
     private let writers: PGSessionPool
+    /// Every statement of a commit in one round trip (`PGCommit`), prepared as a commit session
+    /// connects and run once on nothing by `warmUp`.
+    private let commitStatements: [String]
+
+    private static func commitStatements(_ sql: PGSQL) -> [String] {
+        [sql.lockStates, sql.lockConversations, sql.expectBatch, sql.openHandoffs, sql.updateConversations,
+         sql.insertOutgoing, sql.insertNotifications, sql.insertStates, sql.updateStates, sql.insertProcessed,
+         sql.closeHandoffs].compactMap { $0 }
+    }
     private let listener: PGListener?
     /// Holes in the sequence the cursor has met (by the seq below each): when first seen, and
     /// the transaction-id horizon at a later look (`Gap.horizon`).
@@ -74,10 +83,16 @@ public final class PostgresStore: ChatStore {
         // The reader writes only leases, which save work but guard nothing (a commit checks
         // the state's version and the message's done mark itself): a lease lost in a server
         // crash is not worth a WAL flush on every read.
-        self.reader = Self.session(url, label: "usher.postgres.reader", settings: "SET synchronous_commit = off")
-        self.writers = PGSessionPool(count: options.commitSessions) { Self.session(url, label: "usher.postgres.commit\($0)") }
+        let sql = PGSQL(layout)
+        self.reader = Self.session(url, label: "usher.postgres.reader", settings: "SET synchronous_commit = off",
+                                   prepare: [sql.claimPending, sql.latestSeq, sql.states])
+        let commit = Self.commitStatements(sql)
+        self.writers = PGSessionPool(count: options.commitSessions) {
+            Self.session(url, label: "usher.postgres.commit\($0)", prepare: commit)
+        }
+        self.commitStatements = commit
         self.layout = layout
-        self.sql = PGSQL(layout)
+        self.sql = sql
         self.options = options
         listener = layout.trigger ? PGListener(url, channel: PGSchema.channel(layout), latestSeq: sql.latestSeq) : nil
     }
@@ -88,11 +103,34 @@ public final class PostgresStore: ChatStore {
     /// longer than running it. Without JIT: a generic plan's cost is an estimate for any
     /// parameters, and past `jit_above_cost` (a messages table of some 400,000 rows here) every
     /// run of `claimPending` compiled its expressions first — 50 ms of a 60 ms read.
-    private static func session(_ url: String, label: String, settings: String? = nil) -> PGSession {
+    /// `prepare`: statements prepared as soon as the session connects (`warmUp`).
+    private static func session(_ url: String, label: String, settings: String? = nil, prepare: [String] = []) -> PGSession {
         PGSession(url, label: label) { db throws(StoreError) in
             try db.script("SET plan_cache_mode = force_generic_plan; SET jit = off")
             if let settings { try db.script(settings) }
+            for sql in prepare { try db.prepare(sql) }
         }
+    }
+
+    /// Connects the reading and commit sessions, each preparing its statements, and runs every
+    /// commit statement once on empty arrays (every parameter of them is an array): at a
+    /// worker's start the first messages otherwise waited 15–30 ms while the first commit
+    /// planned its statements and loaded the tables' catalog entries into a new backend.
+    public func warmUp() async throws {
+        let commit = commitStatements
+        try await reader.run { _ in }
+        try await writers.each { db in
+            // Each statement run once on empty arrays (it writes nothing): planned now, and the
+            // tables' catalog entries loaded, instead of in the first commit.
+            for sql in commit { try db.execute(sql, Array(repeating: "{}", count: Self.parameterCount(sql)), prepare: true) }
+        }
+    }
+
+    /// The highest `$n` in `sql`.
+    static func parameterCount(_ sql: String) -> Int {
+        var highest = 0
+        _ = PGSQL.replacingParameters(in: sql) { n in highest = max(highest, n); return "" }
+        return highest
     }
 
     /// The channel the store's trigger NOTIFYs on (nil: the mapping's intake polls).

@@ -100,6 +100,8 @@ public final class Worker: Sendable {
     /// Runs until `requestStop()` (or the task is cancelled); then releases its leases.
     public func run() async throws {
         log.info("worker-start", ["worker": workerID, "bots": bots.map(\.id).joined(separator: ",")])
+        // Best effort: a store that is down now is retried by every call that needs it.
+        try? await store.warmUp()
         try await beat()
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Each bot's loop reads and decides where the store's reads run (`executor(for:)`).

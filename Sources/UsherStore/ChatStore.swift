@@ -32,6 +32,11 @@ public protocol ChatStore: Sendable {
     /// the worker does not.
     func notified(since generation: UInt64) -> Notified?
 
+    /// Readies what the worker's reads and commits need — connections, prepared statements —
+    /// so that the first message after a start does not wait for them. The worker calls it once
+    /// as it starts; a failure is not an error (the calls connect again when they need to).
+    func warmUp() async throws
+
     /// Where the worker runs a stage's tasks: for a store whose calls block threads of its own
     /// (PostgreSQL), those threads (`ThreadExecutor`), so that a call runs where it is made
     /// instead of waking the store's thread and then the caller's. nil: the global executor.
@@ -128,6 +133,9 @@ extension ChatStore {
     public var changeSignal: ChangeSignal? { nil }
 
     public func executor(for stage: WorkerStage) -> (any TaskExecutor)? { nil }
+
+    /// Nothing to ready.
+    public func warmUp() async throws {}
 
     /// Signals that do not name their messages.
     public func notified(since generation: UInt64) -> Notified? { nil }

@@ -18,6 +18,9 @@ public final class SplitStore: ChatStore {
     public func waitForChanges(after seq: Int64, timeout: Duration) async throws {
         try await any.waitForChanges(after: seq, timeout: timeout)
     }
+    public func warmUp() async throws {
+        for s in stores { try await s.warmUp() }
+    }
     public func cursor(bot: String) async throws -> Int64 { try await any.cursor(bot: bot) }
     public func advanceCursor(bot: String) async throws { try await any.advanceCursor(bot: bot) }
     public func state(bot: String, conversation: String) async throws -> ConversationState? {

@@ -5,6 +5,7 @@ import UsherPostgres
 import UsherBenchSupport
 import UsherPostgresTestServer
 import UsherRuntime
+import UsherSQLMapping
 import UsherStore
 
 /// Worker processes on a real PostgreSQL server of the test run's own (initdb in a temporary
@@ -173,6 +174,43 @@ struct PostgresWorkerTests {
         }
         try await store.close()
         try await feeder.close()
+    }
+
+    /// `warmUp` connects the reading and commit sessions and runs every commit statement once
+    /// — on the native tables, and on a helpdesk's through its mapping as the least-privileged
+    /// role — without writing a row.
+    @Test func aWarmUpReadiesTheSessionsAndWritesNothing() async throws {
+        let server = try await Self.server
+        let native = try server.createDatabase(prefix: "warm")
+        let helpdesk = try server.createDatabase(prefix: "warmhelpdesk")
+        try server.psql(try String(contentsOf: repoRoot.appendingPathComponent("examples/mapping/helpdesk-schema.sql"), encoding: .utf8),
+                        database: PostgresTestServer.database(of: helpdesk))
+        let (mapping, diagnostics) = SQLMapping.load(path: repoRoot.appendingPathComponent("examples/mapping/helpdesk.yaml").path)
+        #expect(diagnostics.isEmpty)
+        let stores = [
+            (native, "messages", try await PostgresStore(url: native)),
+            (helpdesk, "helpdesk.ticket_events",
+             try await PostgresStore(url: helpdesk.replacingOccurrences(of: "user=\(server.user)", with: "user=usher"),
+                                     mapping: try #require(mapping))),
+        ]
+        for (url, messages, store) in stores {
+            let database = PostgresTestServer.database(of: url)
+            func sql(_ q: String) throws -> String { try server.psql(q, database: database).trimmingCharacters(in: .whitespacesAndNewlines) }
+            let written = ["usher.bot_state", "usher.processed", "usher.notifications", "usher.handoffs", messages]
+                .map { "(SELECT count(*) FROM \($0))" }.joined(separator: " || ',' || ")
+            let before = try sql("SELECT " + written)
+            try await store.warmUp()
+            #expect(try sql("SELECT " + written) == before)
+            var names: [String] = []
+            for _ in 0..<40 {
+                names = try sql("SELECT string_agg(application_name, ',' ORDER BY application_name) FROM pg_stat_activity "
+                                + "WHERE datname = '\(database)' AND application_name LIKE 'usher.postgres.%'").split(separator: ",").map(String.init)
+                if names.contains("usher.postgres.listen") || names.count >= 3 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(["usher.postgres.commit0", "usher.postgres.commit1", "usher.postgres.reader"].allSatisfy(names.contains), "\(names)")
+            try await store.close()
+        }
     }
 
     /// A helpdesk's own tables (examples/mapping): the worker runs as the least-privileged
