@@ -60,7 +60,10 @@ CREATE INDEX ticket_events_by_ticket ON helpdesk.ticket_events (ticket_id, event
 -- mapped columns of tickets. With `intake: trigger` it installs a NOTIFY trigger on
 -- ticket_events (the TRIGGER privilege; the trigger's function lives in the usher schema);
 -- with `intake: poll` it changes no DDL of these tables and needs no TRIGGER privilege.
-CREATE ROLE usher LOGIN;
+-- Roles belong to the whole server: a second scratch database on it reuses the first's.
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'usher') THEN CREATE ROLE usher LOGIN; END IF;
+END $$;
 CREATE SCHEMA usher AUTHORIZATION usher;
 GRANT USAGE ON SCHEMA helpdesk TO usher;
 GRANT SELECT ON helpdesk.customers, helpdesk.agents TO usher;
