@@ -1,4 +1,3 @@
-import Synchronization
 import UsherStore
 
 /// A few sessions for commits, so that a worker can write its next batch while the last one is
@@ -7,11 +6,11 @@ import UsherStore
 /// used cost nothing.
 final class PGSessionPool: Sendable {
     private let sessions: [PGSession]
-    private let users: Mutex<[Int]>
+    private let users: Locked<[Int]>
 
     init(count: Int, make: (Int) -> PGSession) {
         sessions = (0..<max(1, count)).map(make)
-        users = Mutex(Array(repeating: 0, count: sessions.count))
+        users = Locked(Array(repeating: 0, count: sessions.count))
     }
 
     /// On the session whose thread the caller is on (a write the store put there), else on the

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import UsherStore
 
 /// One line per event, logfmt (`ts=… level=info event=reply bot=support rule=refund`) or JSON.
 /// Message text is never logged at info level; `--log-text` (debug) includes it.
@@ -14,7 +14,7 @@ public final class Logger: Sendable {
     public let format: Format
     public let minimum: Level
     private let sink: @Sendable (String) -> Void
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     /// Writes to standard error unless given a sink.
     public init(format: Format = .logfmt, minimum: Level = .info, sink: (@Sendable (String) -> Void)? = nil) {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import UsherStore
 
 /// The worker's Prometheus metrics: counters, gauges and histograms with labels, rendered in the
 /// text exposition format. One lock; updates are a dictionary write.
@@ -64,7 +64,7 @@ public final class Metrics: Sendable {
         "usher_end_to_end_seconds": ("histogram", "From a message stored to its effects committed."),
     ]
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,6 +1,5 @@
 public import Foundation
 public import UsherEngine
-import Synchronization
 
 /// The reference implementation of `ChatStore`: everything in memory, behind one lock. Used by
 /// tests, `usher replay`-like tools and as the model the conformance suite checks others against.
@@ -21,7 +20,7 @@ public final class InMemoryStore: ChatStore {
         var info: [String: ConversationInfo] = [:]
     }
 
-    private let data = Mutex(Data())
+    private let data = Locked(Data())
     private let clock: @Sendable () -> Date
 
     public init(clock: @escaping @Sendable () -> Date = { Date() }) {
