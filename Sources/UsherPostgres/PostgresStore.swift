@@ -80,10 +80,10 @@ public final class PostgresStore: ChatStore {
             return layout
         }
         self.session = session
+        let sql = PGSQL(layout)
         // The reader writes only leases, which save work but guard nothing (a commit checks
         // the state's version and the message's done mark itself): a lease lost in a server
         // crash is not worth a WAL flush on every read.
-        let sql = PGSQL(layout)
         self.reader = Self.session(url, label: "usher.postgres.reader", settings: "SET synchronous_commit = off",
                                    prepare: [sql.claimPending, sql.latestSeq, sql.states])
         let commit = Self.commitStatements(sql)
@@ -120,8 +120,6 @@ public final class PostgresStore: ChatStore {
         let commit = commitStatements
         try await reader.run { _ in }
         try await writers.each { db in
-            // Each statement run once on empty arrays (it writes nothing): planned now, and the
-            // tables' catalog entries loaded, instead of in the first commit.
             for sql in commit { try db.execute(sql, Array(repeating: "{}", count: Self.parameterCount(sql)), prepare: true) }
         }
     }
