@@ -34,6 +34,15 @@ struct PGCommit {
 
     typealias Statement = (sql: String, params: [String?])
 
+    /// Every statement a commit in one round trip can send — the locks, the check, the writes —
+    /// each of whose parameters is an array: the commit connections prepare them as they connect
+    /// and `PostgresStore.warmUp` runs each once on empty arrays.
+    static func statements(_ sql: PGSQL) -> [String] {
+        [sql.lockStates, sql.lockConversations, sql.expectBatch, sql.openHandoffs, sql.updateConversations,
+         sql.insertOutgoing, sql.insertNotifications, sql.insertStates, sql.updateStates, sql.insertProcessed,
+         sql.closeHandoffs].compactMap { $0 }
+    }
+
     /// The results, and whether the batch went in one round trip.
     func write(_ db: PGConnection) throws -> (results: [CommitResult], oneRoundTrip: Bool) {
         do {

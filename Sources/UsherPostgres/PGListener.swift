@@ -37,12 +37,7 @@ final class PGListener: Sendable {
             try db.script("LISTEN \(PGText.identifier(channel))")
             connections.made.add(1, ordering: .relaxed)
         }
-        let thread = Thread { [self] in
-            nameThread("usher-pg-listen")
-            loop()
-        }
-        thread.name = "usher-pg-listen"
-        thread.start()
+        startThread(named: "usher-pg-listen") { [self] in loop() }
     }
 
     /// Whether the LISTEN connection is up (else callers poll).

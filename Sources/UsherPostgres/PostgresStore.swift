@@ -38,15 +38,6 @@ public final class PostgresStore: ChatStore {
     private let reader: PGSession
     /// Where commits go (`Options.commitSessions`).
     private let writers: PGSessionPool
-    /// Every statement of a commit in one round trip (`PGCommit`), prepared as a commit session
-    /// connects and run once on nothing by `warmUp`.
-    private let commitStatements: [String]
-
-    private static func commitStatements(_ sql: PGSQL) -> [String] {
-        [sql.lockStates, sql.lockConversations, sql.expectBatch, sql.openHandoffs, sql.updateConversations,
-         sql.insertOutgoing, sql.insertNotifications, sql.insertStates, sql.updateStates, sql.insertProcessed,
-         sql.closeHandoffs].compactMap { $0 }
-    }
     private let listener: PGListener?
     /// Holes in the sequence the cursor has met (by the seq below each): when first seen, and
     /// the transaction-id horizon at a later look (`Gap.horizon`).
@@ -86,11 +77,10 @@ public final class PostgresStore: ChatStore {
         // crash is not worth a WAL flush on every read.
         self.reader = Self.session(url, label: "usher.postgres.reader", settings: "SET synchronous_commit = off",
                                    prepare: [sql.claimPending, sql.latestSeq, sql.states])
-        let commit = Self.commitStatements(sql)
+        let commit = PGCommit.statements(sql)
         self.writers = PGSessionPool(count: options.commitSessions) {
             Self.session(url, label: "usher.postgres.commit\($0)", prepare: commit)
         }
-        self.commitStatements = commit
         self.layout = layout
         self.sql = sql
         self.options = options
@@ -117,7 +107,7 @@ public final class PostgresStore: ChatStore {
     /// worker's start the first messages otherwise waited 15–30 ms while the first commit
     /// planned its statements and loaded the tables' catalog entries into a new backend.
     public func warmUp() async throws {
-        let commit = commitStatements
+        let commit = PGCommit.statements(sql)
         try await reader.run { _ in }
         try await writers.each { db in
             for sql in commit { try db.execute(sql, Array(repeating: "{}", count: Self.parameterCount(sql)), prepare: true) }

@@ -88,9 +88,7 @@ import UsherStore
             throw error
         }
         self.connection = connection
-        let thread = Thread { [self] in loop() }
-        thread.name = "usher-sqlite-checkpoint"
-        thread.start()
+        startThread(named: "usher-wal-ckpt") { [self] in loop() }
     }
 
     /// Whether the thread has ended (after `stop`) and closed its connection.

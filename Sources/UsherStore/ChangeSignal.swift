@@ -139,12 +139,7 @@ final class Deadlines: @unchecked Sendable {
     private var planned = UInt64.max
 
     private init() {
-        let thread = Thread { [self] in
-            nameThread("usher.deadlines")
-            loop()
-        }
-        thread.name = "usher.deadlines"
-        thread.start()
+        startThread(named: "usher-deadlines") { [self] in loop() }
     }
 
     /// Wakes `waiter` with nil after `delay`, unless cancelled first. Returns the entry's id.

@@ -40,14 +40,11 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     public init(name: String, spin: Duration = .microseconds(50)) {
         self.spin = spin
         let started = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
-            nameThread(name)
+        startThread(named: name) { [self] in
             threadID = pthread_self()
             started.signal()
             loop()
         }
-        thread.name = name
-        thread.start()
         started.wait()
     }
 
@@ -148,9 +145,20 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// Names the calling thread for `top -H`, `perf` and `/proc` (Linux keeps 15 bytes: the end of
-/// `name`, which tells the threads apart). Best effort: nothing happens where it cannot.
-package func nameThread(_ name: String) {
+/// Starts a thread named `name` — for Foundation, and for `top -H`, `perf` and `/proc` too
+/// (`nameThread`) — that runs `body`.
+package func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+    let thread = Thread {
+        nameThread(name)
+        body()
+    }
+    thread.name = name
+    thread.start()
+}
+
+/// Names the calling thread for the system (Linux keeps 15 bytes: the end of `name`, which tells
+/// the threads apart). Best effort: nothing happens where it cannot.
+private func nameThread(_ name: String) {
     let fd = open("/proc/thread-self/comm", O_WRONLY)
     guard fd >= 0 else { return }
     let bytes = Array(name.utf8.suffix(15))
