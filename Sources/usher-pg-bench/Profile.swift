@@ -2,13 +2,18 @@ import Foundation
 import UsherPostgres
 
 /// Per-statement server time of one run, from pg_stat_statements (server-side execution only:
-/// neither the round trip nor the client is in it, nor the WAL flush at COMMIT).
+/// neither the round trip nor the client is in it, nor the WAL flush at COMMIT), with the shared
+/// buffers each touched and the WAL it wrote: the work itself, which the time is not when more
+/// backends than cores take turns.
 struct Profile {
     struct Row {
         var name: String
         var calls: Int
         var rows: Int
         var milliseconds: Double
+        /// Shared buffers hit or read.
+        var buffers: Int = 0
+        var walBytes: Double = 0
     }
 
     var rows: [Row]
@@ -20,19 +25,21 @@ struct Profile {
     static func read(_ server: BenchServer, database: String, sql: PGSQL) throws -> Profile {
         let names = Self.names(sql)
         let out = try server.psql("""
-            SELECT calls, rows, total_exec_time, regexp_replace(regexp_replace(query, '--[^\\n]*', '', 'g'), '\\s+', ' ', 'g')
+            SELECT calls, rows, total_exec_time, shared_blks_hit + shared_blks_read, wal_bytes, regexp_replace(regexp_replace(query, '--[^\\n]*', '', 'g'), '\\s+', ' ', 'g')
             FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '\(database)')
             """)
         var byName: [String: Row] = [:]
         for line in out.split(separator: "\n") {
-            let f = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
-            guard f.count == 4 else { continue }
-            let key = normalize(String(f[3]))
+            let f = line.split(separator: "\t", maxSplits: 5, omittingEmptySubsequences: false)
+            guard f.count == 6 else { continue }
+            let key = normalize(String(f[5]))
             let name = names[key] ?? (key.hasPrefix("SELECT s") && key.contains("bench.batches") ? "(bench: fetch the batch)" : "other: " + key.prefix(60))
             var row = byName[name] ?? Row(name: name, calls: 0, rows: 0, milliseconds: 0)
             row.calls += Int(f[0]) ?? 0
             row.rows += Int(f[1]) ?? 0
             row.milliseconds += Double(f[2]) ?? 0
+            row.buffers += Int(f[3]) ?? 0
+            row.walBytes += Double(f[4]) ?? 0
             byName[name] = row
         }
         let order = Self.order
@@ -116,4 +123,6 @@ struct Profile {
     func row(_ name: String) -> Row? { rows.first { $0.name == name } }
 
     var totalMilliseconds: Double { rows.reduce(0) { $0 + $1.milliseconds } }
+    var totalBuffers: Int { rows.reduce(0) { $0 + $1.buffers } }
+    var totalWALBytes: Double { rows.reduce(0) { $0 + $1.walBytes } }
 }

@@ -78,20 +78,34 @@ func summary(_ values: [Double], _ digits: Int = 0, higherIsBetter: Bool = true)
 
 func printProfile(_ usher: Profile, usherBatches: Int, usherSeconds: Double, usherCPU: Double, _ pg: Profile, pgBatches: Int,
                   pgSecondsPerBatch: Double, pgCPU: Double) {
+    // Per batch: calls, rows per call, server time, shared buffers touched, WAL written.
+    let width = 45
     func cell(_ r: Profile.Row?, _ batches: Int) -> String {
-        guard let r, batches > 0 else { return String(repeating: " ", count: 28) + "–" }
+        guard let r, batches > 0 else { return String(repeating: " ", count: width - 1) + "–" }
         let calls = Double(r.calls) / Double(batches)
         let rows = r.calls > 0 ? Double(r.rows) / Double(r.calls) : 0
-        let ms = r.milliseconds / Double(batches)
-        return (fmt(calls, 1).leftPad(7) + fmt(rows, 0).leftPad(8) + fmt(ms, 2).leftPad(10)) + "    "
+        let b = Double(batches)
+        return fmt(calls, 1).leftPad(6) + fmt(rows, 0).leftPad(6) + fmt(r.milliseconds / b, 2).leftPad(9)
+            + fmt(Double(r.buffers) / b, 0).leftPad(9) + fmt(r.walBytes / b / 1024, 1).leftPad(9) + "     "
+    }
+    func totals(_ ms: Double, _ buffers: Double, _ wal: Double) -> String {
+        fmt(ms, 2).leftPad(21) + fmt(buffers, 0).leftPad(9) + fmt(wal / 1024, 1).leftPad(9) + "     "
     }
     var names: [String] = []
     for r in usher.rows + pg.rows where !names.contains(r.name) { names.append(r.name) }
     names.sort { (Profile.order.firstIndex(of: $0) ?? 99, $0) < (Profile.order.firstIndex(of: $1) ?? 99, $1) }
-    print("    per batch (server execution time from pg_stat_statements)")
-    print("    " + "statement".padding(toLength: 26, withPad: " ", startingAt: 0)
-          + "usher: calls  rows/call   ms    pgbench: calls  rows/call   ms")
-    var rest = (usher: 0.0, pg: 0.0)
+    print("    per batch, from pg_stat_statements (server execution time, shared buffers touched, WAL written)")
+    print("    " + "".padding(toLength: 24, withPad: " ", startingAt: 0)
+          + "usher".padding(toLength: width, withPad: " ", startingAt: 0) + "pgbench")
+    print("    " + "statement".padding(toLength: 24, withPad: " ", startingAt: 0)
+          + String(repeating: " calls  rows       ms  buffers   WAL kB     ", count: 2))
+    var rest = (usher: Profile.Row(name: "", calls: 0, rows: 0, milliseconds: 0), pg: Profile.Row(name: "", calls: 0, rows: 0, milliseconds: 0))
+    func add(_ r: Profile.Row?, to sum: inout Profile.Row) {
+        guard let r else { return }
+        sum.milliseconds += r.milliseconds
+        sum.buffers += r.buffers
+        sum.walBytes += r.walBytes
+    }
     for n in names {
         let u = usher.row(n), p = pg.row(n)
         func small(_ r: Profile.Row?, _ batches: Int) -> Bool {
@@ -99,23 +113,24 @@ func printProfile(_ usher: Profile, usherBatches: Int, usherSeconds: Double, ush
             return Double(r.calls) / Double(max(1, batches)) < 0.5 && r.milliseconds / Double(max(1, batches)) < 0.05
         }
         if small(u, usherBatches) && small(p, pgBatches) {
-            rest.usher += (u?.milliseconds ?? 0) / Double(max(1, usherBatches))
-            rest.pg += (p?.milliseconds ?? 0) / Double(max(1, pgBatches))
+            add(u, to: &rest.usher)
+            add(p, to: &rest.pg)
             continue
         }
         print("    " + n.padding(toLength: 24, withPad: " ", startingAt: 0) + cell(u, usherBatches) + cell(p, pgBatches))
     }
-    print("    " + "(the rest, rarely run)".padding(toLength: 24, withPad: " ", startingAt: 0)
-          + fmt(rest.usher, 2).leftPad(25) + "    " + fmt(rest.pg, 2).leftPad(25))
-    let uWall = usherSeconds * 1000 / Double(max(1, usherBatches))
-    print("    " + "server total".padding(toLength: 24, withPad: " ", startingAt: 0)
-          + fmt(usher.totalMilliseconds / Double(max(1, usherBatches)), 2).leftPad(25) + "    "
-          + fmt(pg.totalMilliseconds / Double(max(1, pgBatches)), 2).leftPad(25))
-    print("    " + "wall / batch / worker".padding(toLength: 24, withPad: " ", startingAt: 0)
-          + fmt(uWall, 2).leftPad(25) + "    " + fmt(pgSecondsPerBatch * 1000, 2).leftPad(25))
-    print("    " + "client CPU / batch".padding(toLength: 24, withPad: " ", startingAt: 0)
-          + fmt(usherCPU * 1000 / Double(max(1, usherBatches)), 2).leftPad(25) + "    "
-          + fmt(pgCPU * 1000 / Double(max(1, pgBatches)), 2).leftPad(25) + "   (the workers' process; pgbench)")
+    let ub = Double(max(1, usherBatches)), pb = Double(max(1, pgBatches))
+    func label(_ s: String) -> String { "    " + s.padding(toLength: 24, withPad: " ", startingAt: 0) }
+    print(label("(the rest, rarely run)")
+          + totals(rest.usher.milliseconds / ub, Double(rest.usher.buffers) / ub, rest.usher.walBytes / ub)
+          + totals(rest.pg.milliseconds / pb, Double(rest.pg.buffers) / pb, rest.pg.walBytes / pb))
+    print(label("server total")
+          + totals(usher.totalMilliseconds / ub, Double(usher.totalBuffers) / ub, usher.totalWALBytes / ub)
+          + totals(pg.totalMilliseconds / pb, Double(pg.totalBuffers) / pb, pg.totalWALBytes / pb))
+    print(label("wall / batch / worker") + fmt(usherSeconds * 1000 / ub, 2).leftPad(21).padding(toLength: width, withPad: " ", startingAt: 0)
+          + fmt(pgSecondsPerBatch * 1000, 2).leftPad(21))
+    print(label("client CPU / batch") + fmt(usherCPU * 1000 / ub, 2).leftPad(21).padding(toLength: width, withPad: " ", startingAt: 0)
+          + fmt(pgCPU * 1000 / pb, 2).leftPad(21) + "   (the workers' process; pgbench)")
 }
 
 extension String {
