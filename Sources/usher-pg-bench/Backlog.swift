@@ -5,8 +5,8 @@ import UsherRuntime
 import UsherStore
 import UsherBenchSupport
 
-/// A backlog of `count` customer messages in conversations of 4 (`m<i>` in `c<i/4>`), written
-/// once into a template database that every run copies. The rows are what `PostgresStore.append`
+/// A backlog of `count` customer messages in conversations of 4 (`m<i>` in `c<i/4>`; `--only
+/// cost`: of 1), written once into a template database that every run copies. The rows are what `PostgresStore.append`
 /// writes (conversation upserted, message with the customer sender and its time), inserted with
 /// one statement each instead of 40,000 transactions.
 ///
@@ -20,6 +20,8 @@ struct Backlog {
     static let history = "usher_history"
     static let template = "usher_backlog"
     let count: Int
+    /// Messages per conversation.
+    let perConversation: Int
     let at: Date
     /// The seq of backlog message 0.
     let firstSeq: Int64
@@ -40,28 +42,30 @@ struct Backlog {
     }
 
     /// The database `template`: a copy of `history` with the backlog after it.
-    static func create(_ server: BenchServer, count: Int, sql: PGSQL) throws -> Backlog {
+    static func create(_ server: BenchServer, count: Int, perConversation: Int = 4, template: String = template,
+                       sql: PGSQL) throws -> Backlog {
         try server.copy(history, to: template)
+        let k = perConversation
         let at = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)
         let t = String(at.timeIntervalSince1970)
         let before = Int64(try server.value("SELECT coalesce(max(seq), 0) FROM messages", database: template)) ?? 0
         try server.psql("""
             INSERT INTO conversations (id, created_at, updated_at)
-            SELECT 'c' || g, to_timestamp(\(t)), to_timestamp(\(t)) FROM generate_series(0, \((count - 1) / 4)) AS g;
+            SELECT 'c' || g, to_timestamp(\(t)), to_timestamp(\(t)) FROM generate_series(0, \((count - 1) / k)) AS g;
             INSERT INTO messages (id, conversation_id, kind, sender_type, content, created_at)
-            SELECT 'm' || g, 'c' || (g / 4), 'message', 'customer', 'hello ' || (g % 4), to_timestamp(\(t))
+            SELECT 'm' || g, 'c' || (g / \(k)), 'message', 'customer', 'hello ' || (g % \(k)), to_timestamp(\(t))
             FROM generate_series(0, \(count - 1)) AS g ORDER BY g;
             VACUUM ANALYZE conversations, messages;
             """, database: template)
         let last = Int64(try server.value("SELECT max(seq) FROM messages", database: template)) ?? 0
         guard last == before + Int64(count) else { throw BenchError("backlog: expected seq up to \(before + Int64(count)), got \(last)") }
-        return Backlog(count: count, at: at, firstSeq: before + 1, sql: sql)
+        return Backlog(count: count, perConversation: k, at: at, firstSeq: before + 1, sql: sql)
     }
 
     /// Message `i` as the worker reads it.
     func message(_ i: Int) -> StoredMessage {
-        StoredMessage(seq: firstSeq + Int64(i), id: "m\(i)", conversationID: "c\(i / 4)", from: .customer,
-                      text: "hello \(i % 4)", at: at)
+        StoredMessage(seq: firstSeq + Int64(i), id: "m\(i)", conversationID: "c\(i / perConversation)", from: .customer,
+                      text: "hello \(i % perConversation)", at: at)
     }
 
     /// The rows a worker leaves after answering `count` messages in conversations of 4: one

@@ -193,6 +193,10 @@ struct Ceiling {
     /// A script and the data it reads, for the full batches of the backlog.
     struct Script {
         var text: String
+        /// `text` in pieces: the counters and the fetch, then each statement (or pipeline end)
+        /// with the SQL it was made from.
+        var header: String
+        var parts: [(sql: String, text: String)]
         /// pgbench `-D` definitions: values every batch shares.
         var constants: [String: String]
         /// Per-batch variable names (columns of `bench.batches`) and one row per batch.
@@ -248,25 +252,30 @@ struct Ceiling {
         let rows: [[String?]] = all.map { batch in
             columnIndex.map { batch[$0.s].params[$0.p] } + nullConstants.sorted().map { _ in nil }
         }
-        var text = """
-        -- usher-pg-bench: one worker batch of \(batchSize) messages (claim, states, group commit),
+        let header = """
+        -- usher-pg-bench: one worker batch of \(batchSize) message\(batchSize == 1 ? "" : "s") (claim, states, group commit),
         -- the statements of PostgresStore with pgbench variables in place of $n.
-        \\set k :n * :clients + :client_id
-        \\set n :n + 1
-        SELECT \(columns.joined(separator: ", ")) FROM bench.batches WHERE k = :k \\gset
+        \(Self.counters)SELECT \(columns.joined(separator: ", ")) FROM bench.batches WHERE k = :k \\gset
 
         """
-        // The fetch alone, cycling over the batches (to time the bench's own statement).
-        let fetchOnly = text.replacingOccurrences(of: "\\set k :n * :clients + :client_id",
-                                                  with: "\\set k (:n * :clients + :client_id) % \(batches)")
-        for (s, statement) in all[0].enumerated() {
+        let fetchOnly = Self.fetchOnly(header, batches: batches)
+        let parts = all[0].enumerated().map { s, statement in
             // pgbench meta-commands (the pipelines' ends) stand alone.
-            if statement.sql.hasPrefix("\\") { text += statement.sql + "\n"; continue }
-            let body = PGSQL.replacingParameters(in: statement.sql) { ":s\(s)_\($0)" }
-            text += body + ";\n"
+            (sql: statement.sql, text: statement.sql.hasPrefix("\\") ? statement.sql + "\n"
+                : PGSQL.replacingParameters(in: statement.sql) { ":s\(s)_\($0)" } + ";\n")
         }
-        return Script(text: text, constants: constants, columns: columns, rows: rows, batches: batches,
+        return Script(text: header + parts.map(\.text).joined(), header: header, parts: parts, constants: constants, columns: columns, rows: rows, batches: batches,
                       messagesPerBatch: batchSize, fetchOnly: fetchOnly)
+    }
+
+    /// The script's first lines: batch `k` of client c is its `n`th (from 0): k = n × clients + c.
+    static let counters = "\\set k :n * :clients + :client_id\n\\set n :n + 1\n"
+
+    /// `header` (the counters and the fetch) alone, cycling over the batches: to time the
+    /// bench's own statement.
+    static func fetchOnly(_ header: String, batches: Int) -> String {
+        header.replacingOccurrences(of: "\\set k :n * :clients + :client_id",
+                                    with: "\\set k (:n * :clients + :client_id) % \(batches)")
     }
 
     /// Loads the batches' values into `bench.batches` of `database`.
@@ -312,10 +321,10 @@ struct Ceiling {
 
     /// pgbench with `clients` clients, each running `perClient` batches of the script.
     static func pgbench(_ server: BenchServer, script: String, constants: [String: String], database: String,
-                        clients: Int, perClient: Int) throws -> (tps: Double, cpu: Double) {
+                        clients: Int, perClient: Int, settings: [String: String] = [:]) throws -> (tps: Double, cpu: Double) {
         let before = cpuSeconds(children: true)
         let out = try runPGBench(server, script: script, database: database, constants: constants,
-                                 options: ["-c", String(clients), "-j", String(clients), "-t", String(perClient)])
+                                 options: ["-c", String(clients), "-j", String(clients), "-t", String(perClient)], settings: settings)
         let cpu = cpuSeconds(children: true) - before
         let processed = out.split(separator: "\n").first { $0.hasPrefix("number of transactions actually processed:") }
         guard let line = out.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
@@ -332,12 +341,13 @@ struct Ceiling {
     /// variables `n` = 0 and `clients`, and `constants`; returns its output. The store's sessions
     /// plan each prepared statement once (`plan_cache_mode`) and without JIT: so do pgbench's.
     static func runPGBench(_ server: BenchServer, script: String, database: String, constants: [String: String] = [:],
-                           options: [String]) throws -> String {
+                           options: [String], settings: [String: String] = [:]) throws -> String {
         let file = NSTemporaryDirectory() + "usher-pg-bench-\(getpid())-\(UUID().uuidString).pgbench"
         try script.write(toFile: file, atomically: true, encoding: .utf8)
         defer { unlink(file) }
         let clients = options.firstIndex(of: "-c").map { options[$0 + 1] } ?? "1"
-        var args = ["/usr/bin/env", "PGOPTIONS=-c plan_cache_mode=force_generic_plan -c jit=off", server.program("pgbench"), "-n", "-M", "prepared",
+        var args = ["/usr/bin/env", "PGOPTIONS=-c plan_cache_mode=force_generic_plan -c jit=off"
+                        + settings.sorted { $0.key < $1.key }.map { " -c \($0.key)=\($0.value)" }.joined(), server.program("pgbench"), "-n", "-M", "prepared",
                     "-h", server.server.directory, "-U", server.server.user] + options + ["-D", "n=0", "-D", "clients=\(clients)"]
         for (k, v) in constants.sorted(by: { $0.key < $1.key }) { args += ["-D", "\(k)=\(v)"] }
         args += ["-f", file, database]

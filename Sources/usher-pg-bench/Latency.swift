@@ -230,23 +230,28 @@ final class Floor: @unchecked Sendable {
         if let error = lock.withLock({ error }) { throw error }
     }
 
+    /// $1 the seq to read after, $2 the most to read: the customer messages not answered yet.
+    static let read = """
+        SELECT m.id, m.seq FROM messages AS m
+        WHERE m.seq > $1::int8 AND m.sender_type = 'customer'
+          AND NOT EXISTS (SELECT 1 FROM messages AS r WHERE r.idempotency_key = 'bench:' || m.id || ':0')
+        ORDER BY m.seq LIMIT $2::int8
+        """
+
+    /// $1 the ids of the messages answered (text[]): one reply each.
+    static let reply = """
+        INSERT INTO messages (id, conversation_id, sender_type, content, created_at, idempotency_key)
+        SELECT 'r' || m.id, m.conversation_id, 'bot', 'ok', clock_timestamp(), 'bench:' || m.id || ':0'
+        FROM messages AS m WHERE m.id = ANY($1::text[])
+        """
+
     private func loop(_ db: PGConnection) throws {
-        let read = """
-            SELECT m.id, m.seq FROM messages AS m
-            WHERE m.seq > $1::int8 AND m.sender_type = 'customer'
-              AND NOT EXISTS (SELECT 1 FROM messages AS r WHERE r.idempotency_key = 'bench:' || m.id || ':0')
-            ORDER BY m.seq
-            """
-        let reply = """
-            INSERT INTO messages (id, conversation_id, sender_type, content, created_at, idempotency_key)
-            SELECT 'r' || m.id, m.conversation_id, 'bot', 'ok', clock_timestamp(), 'bench:' || m.id || ':0'
-            FROM messages AS m WHERE m.id = ANY($1::text[])
-            """
+        let read = Self.read, reply = Self.reply
         var newest = Int64(try db.execute("SELECT coalesce(max(seq), 0) FROM messages").int64(0, 0))
         while lock.withLock({ running }) {
             // Notifications that came during the last statements are read without waiting.
             if try db.notifications(wait: 0).isEmpty, try db.notifications(wait: 100).isEmpty { continue }
-            let rows = try db.execute(read, [String(max(0, newest - 64))], prepare: true)
+            let rows = try db.execute(read, [String(max(0, newest - 64)), "512"], prepare: true)
             if rows.rows == 0 { continue }
             var ids: [String] = []
             for i in 0..<rows.rows {

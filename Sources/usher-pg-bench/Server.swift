@@ -145,8 +145,10 @@ func fmt(_ x: Double, _ digits: Int = 0) -> String {
 extension BenchServer {
     /// CPU seconds (user + system) the server has used so far: the postmaster, its live
     /// processes (backends, WAL writer, checkpointer, …) and those that ended (reaped by the
-    /// postmaster). From /proc, as the server runs on this machine.
-    func serverCPUSeconds() -> Double {
+    /// postmaster); `endedOnly`: those that ended alone — a client's backend once it has
+    /// disconnected, without the background processes. From /proc, as the server runs on this
+    /// machine.
+    func serverCPUSeconds(endedOnly: Bool = false) -> Double {
         guard let pidText = try? String(contentsOfFile: server.directory + "/data/postmaster.pid", encoding: .utf8),
               let first = pidText.split(separator: "\n").first, let postmaster = Int(first) else { return .nan }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -157,7 +159,8 @@ extension BenchServer {
             return stat[stat.index(after: close)...].split(separator: " ")
         }
         guard let main = fields(String(postmaster)), main.count > 14 else { return .nan }
-        var total = (11...14).reduce(0.0) { $0 + (Double(main[$1]) ?? 0) }
+        var total = (endedOnly ? 13...14 : 11...14).reduce(0.0) { $0 + (Double(main[$1]) ?? 0) }
+        if endedOnly { return total / ticks }
         for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where pid.first?.isNumber == true {
             guard let f = fields(pid), f.count > 12, Int(f[1]) == postmaster else { continue }
             total += (Double(f[11]) ?? 0) + (Double(f[12]) ?? 0)

@@ -4,7 +4,7 @@
 //
 //     swift build -c release --product usher-pg-bench
 //     .build/release/usher-pg-bench [--quick] [--messages N] [--workers 1,2,4] [--rounds R]
-//                                   [--only throughput|latency] [--rate 1000] [--seconds 5]
+//                                   [--only throughput|latency|cost] [--rate 1000] [--seconds 5]
 //                                   [--history N | --cold] [--profile] [--script FILE]
 //                                   [--notify-window S] [--set name=value] [--keep] [--breakdown]
 //                                   [--feeder pgbench|store] [--no-floor]
@@ -15,11 +15,15 @@
 // running the claim, states and group commit of the same batches with the store's own SQL
 // (Ceiling.swift says how). Latency: one worker, LISTEN/NOTIFY, 1,000 msg/s offered by four
 // other connections. Every part runs R rounds (default 3, --quick 1); the summary gives the best
-// and the range. --profile prints the per-statement table of every round (else round 1);
+// and the range. --profile prints the per-statement table of every round (else round 1:
+// server time, shared buffers touched and WAL written per batch);
 // --breakdown splits the latency of each conversation's first message at its read;
 // --feeder store writes the latency part's messages from this process instead of pgbench;
 // each latency round also runs the floor — the least any responder must do (Latency.swift's
 // Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not);
+// --only cost (not in a full run) measures the server CPU of one message answered alone — Usher's
+// batch of one against the floor's read and reply — and each of Usher's statements' share of it
+// (StatementCost.swift; --messages N, default 4,000);
 // --script writes the pgbench script (and FILE.defs, its -D values); --set adds a server setting
 // (diagnosis); --keep leaves the server and the template databases up after the throughput part.
 // USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
@@ -148,6 +152,12 @@ func main() async throws {
     let sql = try await Backlog.createHistory(server, count: history, bot: bot)
     print("history: \(fmt(Double(history))) messages answered before the backlog\(history == 0 ? " (--cold: Usher's tables analyzed empty)" : "")"
           + " (\(fmt(seconds(ContinuousClock.now - started), 1)) s to build)")
+
+    if only == "cost" {
+        try await StatementCost.run(server, sql: sql, bot: bot, messages: option("--messages").flatMap(Int.init) ?? (quick ? 1_000 : 4_000),
+                                    rounds: rounds)
+        return
+    }
 
     var throughput: [Int: [Sample]] = [:]
     if only == nil || only == "throughput" {

@@ -1,0 +1,112 @@
+import Foundation
+import UsherPostgres
+import UsherRuntime
+
+/// `--only cost`: the server's CPU for one message answered alone, and what each of Usher's
+/// statements adds to it — where the latency part's time goes once the cores are busy, without
+/// the noise of timing.
+///
+/// - Usher: a worker batch of one message, as the throughput ceiling runs it (`Ceiling`, batch
+///   size 1): `claimPending`, then the one-round-trip commit in one pipeline, with the store's
+///   own SQL and values. Each message is the first of its conversation (a backlog in
+///   conversations of one), so its state is inserted.
+/// - The floor: its read and its reply (`Floor.read`, `Floor.reply`), each its own transaction
+///   as the floor sends them.
+/// - Each statement's share: the batch's cost with that statement left out, subtracted from the
+///   whole.
+///
+/// Every variant runs through pgbench with one client on a fresh copy of the backlog; CPU is that
+/// of the client's backend (`BenchServer.serverCPUSeconds(endedOnly:)`, counted once it has
+/// ended; the WAL writer, checkpointer and autovacuum are left out), per message. The bench's fetch of each batch's values is measured alone
+/// and subtracted. pgbench's sessions run with `synchronous_commit = off`: the WAL flush at commit
+/// is the same for every commit — Usher's and the floor's reply alike — and on this VM the time
+/// the backend spends in `fdatasync` varies more than some statements cost; the store's reading
+/// connection commits without waiting for it as well.
+enum StatementCost {
+    static func run(_ server: BenchServer, sql: PGSQL, bot: BotRuntime, messages: Int, rounds: Int) async throws {
+        let started = ContinuousClock.now
+        let template = "usher_cost"
+        let backlog = try Backlog.create(server, count: messages, perConversation: 1, template: template, sql: sql)
+        defer { server.drop(template) }
+        let usher = try Ceiling(backlog: backlog, bot: bot, batchSize: 1).script(worker: "pgbench", clients: 1, slot: [:])
+        let floor = floorScript(backlog)
+        for (name, script) in [("usher", usher), ("floor", floor)] {
+            try server.copy(template, to: "\(template)_\(name)")
+            try Ceiling.load(script, into: "\(template)_\(name)", server)
+        }
+        defer { for name in ["usher", "floor"] { server.drop("\(template)_\(name)") } }
+        print("statement cost: \(fmt(Double(messages))) messages, each the first of its conversation and answered alone "
+              + "(\(fmt(seconds(ContinuousClock.now - started), 1)) s to build)")
+
+        // What runs: the whole of each side, its fetch alone, and Usher's batch without each statement.
+        let names = Profile.names(sql)
+        var variants: [(name: String, side: String, script: String)] = [
+            ("usher", "usher", usher.text), ("usher fetch", "usher", usher.fetchOnly),
+            ("floor", "floor", floor.text), ("floor fetch", "floor", floor.fetchOnly),
+        ]
+        var statements: [String] = []
+        for (i, part) in usher.parts.enumerated() where !part.sql.hasPrefix("\\") {
+            let name = names[Profile.normalize(part.sql)] ?? "statement \(i)"
+            statements.append(name)
+            let rest = usher.parts.enumerated().filter { $0.offset != i }.map(\.element.text).joined()
+            variants.append(("without " + name, "usher", usher.header + rest))
+        }
+        var samples: [String: [Double]] = [:]
+        for _ in 1...rounds {
+            for v in variants {
+                let db = "usher_cost_run"
+                try server.copy("\(template)_\(v.side)", to: db)
+                try server.checkpoint()
+                let before = server.serverCPUSeconds(endedOnly: true)
+                _ = try Ceiling.pgbench(server, script: v.script, constants: v.side == "usher" ? usher.constants : floor.constants,
+                                        database: db, clients: 1, perClient: messages, settings: ["synchronous_commit": "off"])
+                try await Task.sleep(for: .milliseconds(300))   // the backend ends and the postmaster counts its CPU
+                samples[v.name, default: []].append((server.serverCPUSeconds(endedOnly: true) - before) * 1e6 / Double(messages))
+                server.drop(db)
+            }
+        }
+        func median(_ name: String) -> Double {
+            let v = (samples[name] ?? []).sorted()
+            return v.isEmpty ? .nan : v[v.count / 2]
+        }
+        func range(_ name: String) -> String {
+            let v = samples[name] ?? []
+            guard v.count > 1, let lo = v.min(), let hi = v.max() else { return "" }
+            return "  (rounds \(fmt(lo, 0))–\(fmt(hi, 0)))"
+        }
+        let whole = median("usher") - median("usher fetch")
+        let floorWhole = median("floor") - median("floor fetch")
+        print("  server CPU per message, µs (median of \(rounds) round\(rounds == 1 ? "" : "s"); the bench's fetch of the values "
+              + "subtracted: \(fmt(median("usher fetch"), 0)) and \(fmt(median("floor fetch"), 0)) µs)")
+        print("    usher: claim and commit".padding(toLength: 40, withPad: " ", startingAt: 0) + fmt(whole, 0).leftPad(7)
+              + range("usher"))
+        for name in statements {
+            print("      \(name)".padding(toLength: 40, withPad: " ", startingAt: 0)
+                  + fmt(median("usher") - median("without " + name), 0).leftPad(7) + range("without " + name))
+        }
+        print("    the floor: read and reply".padding(toLength: 40, withPad: " ", startingAt: 0) + fmt(floorWhole, 0).leftPad(7)
+              + range("floor"))
+    }
+
+    /// The floor's read and reply of message k (`Floor`), with their values fetched as the
+    /// ceiling's are: read after the seq just below it, at most one row; reply to it.
+    static func floorScript(_ backlog: Backlog) -> Ceiling.Script {
+        let header = """
+            -- usher-pg-bench --only cost: the floor's read and reply of one message.
+            \(Ceiling.counters)SELECT f0_1, f1_1 FROM bench.batches WHERE k = :k \\gset
+
+            """
+        let parts = [
+            (sql: Floor.read, text: PGSQL.replacingParameters(in: Floor.read) { ":f0_\($0)" } + ";\n"),
+            (sql: Floor.reply, text: PGSQL.replacingParameters(in: Floor.reply) { ":f1_\($0)" } + ";\n"),
+        ]
+        let rows: [[String?]] = (0..<backlog.count).map { i in
+            let m = backlog.message(i)
+            return [String(m.seq - 1), Arr.text([m.id])]
+        }
+        return Ceiling.Script(
+            text: header + parts.map(\.text).joined(), header: header, parts: parts, constants: ["f0_2": "1"],
+            columns: ["f0_1", "f1_1"], rows: rows, batches: backlog.count, messagesPerBatch: 1,
+            fetchOnly: Ceiling.fetchOnly(header, batches: backlog.count))
+    }
+}
