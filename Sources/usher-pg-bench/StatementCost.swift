@@ -17,11 +17,12 @@ import UsherRuntime
 ///
 /// Every variant runs through pgbench with one client on a fresh copy of the backlog; CPU is that
 /// of the client's backend (`BenchServer.serverCPUSeconds(endedOnly:)`, counted once it has
-/// ended; the WAL writer, checkpointer and autovacuum are left out), per message. The bench's fetch of each batch's values is measured alone
-/// and subtracted. pgbench's sessions run with `synchronous_commit = off`: the WAL flush at commit
-/// is the same for every commit — Usher's and the floor's reply alike — and on this VM the time
-/// the backend spends in `fdatasync` varies more than some statements cost; the store's reading
-/// connection commits without waiting for it as well.
+/// ended; the WAL writer, checkpointer and autovacuum are left out), per message. The bench's
+/// fetch of each batch's values is measured alone and subtracted. pgbench's sessions run with
+/// `synchronous_commit = off`: the WAL flush at commit is the same for every commit — Usher's and
+/// the floor's reply alike — and on this VM the time the backend spends in `fdatasync` varies
+/// more than some statements cost; the store's reading connection commits without waiting for
+/// it as well.
 enum StatementCost {
     static func run(_ server: BenchServer, sql: PGSQL, bot: BotRuntime, messages: Int, rounds: Int) async throws {
         let started = ContinuousClock.now
@@ -60,32 +61,28 @@ enum StatementCost {
                 let before = server.serverCPUSeconds(endedOnly: true)
                 _ = try Ceiling.pgbench(server, script: v.script, constants: v.side == "usher" ? usher.constants : floor.constants,
                                         database: db, clients: 1, perClient: messages, settings: ["synchronous_commit": "off"])
-                try await Task.sleep(for: .milliseconds(300))   // the backend ends and the postmaster counts its CPU
+                try await Task.sleep(for: .milliseconds(500))   // the backend ends and the postmaster counts its CPU
                 samples[v.name, default: []].append((server.serverCPUSeconds(endedOnly: true) - before) * 1e6 / Double(messages))
                 server.drop(db)
             }
         }
-        func median(_ name: String) -> Double {
-            let v = (samples[name] ?? []).sorted()
+        // Per round: each side's whole (its fetch subtracted), each statement's share (the batch
+        // without it subtracted from the whole); the median and the range over the rounds.
+        func perRound(_ a: String, minus b: String) -> [Double] { zip(samples[a] ?? [], samples[b] ?? []).map { $0 - $1 } }
+        func median(_ values: [Double]) -> Double {
+            let v = values.sorted()
             return v.isEmpty ? .nan : v[v.count / 2]
         }
-        func range(_ name: String) -> String {
-            let v = samples[name] ?? []
-            guard v.count > 1, let lo = v.min(), let hi = v.max() else { return "" }
-            return "  (rounds \(fmt(lo, 0))–\(fmt(hi, 0)))"
+        func cell(_ values: [Double]) -> String {
+            let range = values.count > 1 ? "   (rounds \(fmt(values.min()!, 0))–\(fmt(values.max()!, 0)))" : ""
+            return fmt(median(values), 0).leftPad(7) + range
         }
-        let whole = median("usher") - median("usher fetch")
-        let floorWhole = median("floor") - median("floor fetch")
+        func label(_ s: String) -> String { s.padding(toLength: 40, withPad: " ", startingAt: 0) }
         print("  server CPU per message, µs (median of \(rounds) round\(rounds == 1 ? "" : "s"); the bench's fetch of the values "
-              + "subtracted: \(fmt(median("usher fetch"), 0)) and \(fmt(median("floor fetch"), 0)) µs)")
-        print("    usher: claim and commit".padding(toLength: 40, withPad: " ", startingAt: 0) + fmt(whole, 0).leftPad(7)
-              + range("usher"))
-        for name in statements {
-            print("      \(name)".padding(toLength: 40, withPad: " ", startingAt: 0)
-                  + fmt(median("usher") - median("without " + name), 0).leftPad(7) + range("without " + name))
-        }
-        print("    the floor: read and reply".padding(toLength: 40, withPad: " ", startingAt: 0) + fmt(floorWhole, 0).leftPad(7)
-              + range("floor"))
+              + "subtracted: \(fmt(median(samples["usher fetch"] ?? []), 0)) and \(fmt(median(samples["floor fetch"] ?? []), 0)) µs)")
+        print(label("    usher: claim and commit") + cell(perRound("usher", minus: "usher fetch")))
+        for name in statements { print(label("      \(name)") + cell(perRound("usher", minus: "without " + name))) }
+        print(label("    the floor: read and reply") + cell(perRound("floor", minus: "floor fetch")))
     }
 
     /// The floor's read and reply of message k (`Floor`), with their values fetched as the
