@@ -6,9 +6,9 @@ import UsherStore
 import UsherBenchSupport
 
 /// A backlog of `count` customer messages in conversations of 4 (`m<i>` in `c<i/4>`; `--only
-/// cost`: of 1), written once into a template database that every run copies. The rows are what `PostgresStore.append`
-/// writes (conversation upserted, message with the customer sender and its time), inserted with
-/// one statement each instead of 40,000 transactions.
+/// cost`: of 1), written once into a template database that every run copies. The rows are what
+/// `PostgresStore.append` writes (conversation upserted, message with the customer sender and its
+/// time), inserted with one statement each instead of 40,000 transactions.
 ///
 /// Before the backlog, the database gets a history: earlier customer messages (`hm<i>` in
 /// `hc<i/4>`) already answered and handed off — their replies, states, done marks,

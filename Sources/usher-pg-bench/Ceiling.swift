@@ -192,10 +192,9 @@ struct Ceiling {
 
     /// A script and the data it reads, for the full batches of the backlog.
     struct Script {
-        var text: String
-        /// `text` in pieces: the counters and the fetch, then each statement (or pipeline end)
-        /// with the SQL it was made from.
+        /// The counters and the fetch of the batch's values.
         var header: String
+        /// Each statement (or pipeline end) as the script runs it, with the SQL it was made from.
         var parts: [(sql: String, text: String)]
         /// pgbench `-D` definitions: values every batch shares.
         var constants: [String: String]
@@ -204,7 +203,19 @@ struct Ceiling {
         var rows: [[String?]]
         var batches: Int
         var messagesPerBatch: Int
-        var fetchOnly: String
+
+        var text: String { header + parts.map(\.text).joined() }
+
+        /// The header alone, cycling over the batches: to time the bench's own statement.
+        var fetchOnly: String {
+            header.replacingOccurrences(of: Ceiling.counter, with: "\\set k (:n * :clients + :client_id) % \(batches)")
+        }
+
+        /// `sql` as a line of the script, its `$n` the pgbench variable `variable(n)`;
+        /// pgbench meta-commands (the pipelines' ends) stand alone.
+        static func part(_ sql: String, _ variable: (Int) -> String) -> (sql: String, text: String) {
+            (sql: sql, text: sql.hasPrefix("\\") ? sql + "\n" : PGSQL.replacingParameters(in: sql) { ":" + variable($0) } + ";\n")
+        }
     }
 
     /// The script for `clients` clients: client c works through the backlog messages of share c
@@ -258,25 +269,15 @@ struct Ceiling {
         \(Self.counters)SELECT \(columns.joined(separator: ", ")) FROM bench.batches WHERE k = :k \\gset
 
         """
-        let fetchOnly = Self.fetchOnly(header, batches: batches)
-        let parts = all[0].enumerated().map { s, statement in
-            // pgbench meta-commands (the pipelines' ends) stand alone.
-            (sql: statement.sql, text: statement.sql.hasPrefix("\\") ? statement.sql + "\n"
-                : PGSQL.replacingParameters(in: statement.sql) { ":s\(s)_\($0)" } + ";\n")
-        }
-        return Script(text: header + parts.map(\.text).joined(), header: header, parts: parts, constants: constants, columns: columns, rows: rows, batches: batches,
-                      messagesPerBatch: batchSize, fetchOnly: fetchOnly)
+        let parts = all[0].enumerated().map { s, statement in Script.part(statement.sql) { "s\(s)_\($0)" } }
+        return Script(header: header, parts: parts, constants: constants, columns: columns, rows: rows, batches: batches,
+                      messagesPerBatch: batchSize)
     }
 
-    /// The script's first lines: batch `k` of client c is its `n`th (from 0): k = n × clients + c.
-    static let counters = "\\set k :n * :clients + :client_id\n\\set n :n + 1\n"
-
-    /// `header` (the counters and the fetch) alone, cycling over the batches: to time the
-    /// bench's own statement.
-    static func fetchOnly(_ header: String, batches: Int) -> String {
-        header.replacingOccurrences(of: "\\set k :n * :clients + :client_id",
-                                    with: "\\set k (:n * :clients + :client_id) % \(batches)")
-    }
+    /// Batch `k` of client c is its `n`th (from 0): k = n × clients + c.
+    static let counter = "\\set k :n * :clients + :client_id"
+    /// A script's first lines.
+    static let counters = counter + "\n\\set n :n + 1\n"
 
     /// Loads the batches' values into `bench.batches` of `database`.
     static func load(_ script: Script, into database: String, _ server: BenchServer) throws {

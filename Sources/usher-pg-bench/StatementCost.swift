@@ -93,17 +93,12 @@ enum StatementCost {
             \(Ceiling.counters)SELECT f0_1, f1_1 FROM bench.batches WHERE k = :k \\gset
 
             """
-        let parts = [
-            (sql: Floor.read, text: PGSQL.replacingParameters(in: Floor.read) { ":f0_\($0)" } + ";\n"),
-            (sql: Floor.reply, text: PGSQL.replacingParameters(in: Floor.reply) { ":f1_\($0)" } + ";\n"),
-        ]
         let rows: [[String?]] = (0..<backlog.count).map { i in
             let m = backlog.message(i)
             return [String(m.seq - 1), Arr.text([m.id])]
         }
         return Ceiling.Script(
-            text: header + parts.map(\.text).joined(), header: header, parts: parts, constants: ["f0_2": "1"],
-            columns: ["f0_1", "f1_1"], rows: rows, batches: backlog.count, messagesPerBatch: 1,
-            fetchOnly: Ceiling.fetchOnly(header, batches: backlog.count))
+            header: header, parts: [Ceiling.Script.part(Floor.read) { "f0_\($0)" }, Ceiling.Script.part(Floor.reply) { "f1_\($0)" }],
+            constants: ["f0_2": "1"], columns: ["f0_1", "f1_1"], rows: rows, batches: backlog.count, messagesPerBatch: 1)
     }
 }
