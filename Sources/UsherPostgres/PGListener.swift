@@ -24,6 +24,21 @@ final class PGListener: Sendable {
     /// Connections made (each LISTENs anew): one made behind the loop's back is a reconnect too.
     private let connections = Connections()
     private let latestSeq: String
+    /// The messages NOTIFYs brought and no read has covered yet, by seq: `PostgresStore`'s
+    /// claims take those of conversations its worker holds from here instead of reading them.
+    /// At most `maxNotes`; past that they are dropped, and the wake-up counts as one that did not
+    /// say what it was for.
+    private let buffer = Mutex(Notes())
+    static let maxNotes = 10_000
+
+    private struct Notes {
+        /// By seq; nil: the payload was the seq alone (a message too long for a NOTIFY).
+        var pending: [Int64: StoredMessage?] = [:]
+        /// Seqs a read returned or a claim took, so that a NOTIFY of one that comes late is not
+        /// taken for a new message (at most `maxNotes`, the oldest dropped first: a late NOTIFY
+        /// then costs a commit that finds its message done).
+        var taken: Set<Int64> = []
+    }
 
     private final class Connections: Sendable {
         let made = Atomic<Int>(0)
@@ -64,6 +79,30 @@ final class PGListener: Sendable {
         signal.notify()
     }
 
+    /// The messages notified above `seq` and not taken, in seq order (nil message: only its seq
+    /// was said); those at or below it are dropped (a read from there covers them).
+    func notes(after seq: Int64) -> [(seq: Int64, message: StoredMessage?)] {
+        buffer.withLock { b in
+            if b.pending.keys.contains(where: { $0 <= seq }) { b.pending = b.pending.filter { $0.key > seq } }
+            if b.taken.contains(where: { $0 <= seq }) { b.taken = b.taken.filter { $0 > seq } }
+            return b.pending.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        }
+    }
+
+    /// The newest seq notified that no read returned and no claim took (nil: none).
+    var newestNote: Int64? { buffer.withLock { $0.pending.keys.max() } }
+
+    /// Marks the messages a read returned or a claim took.
+    func forget(_ seqs: some Sequence<Int64>) {
+        buffer.withLock { b in
+            for s in seqs {
+                b.pending.removeValue(forKey: s)
+                b.taken.insert(s)
+            }
+            if b.taken.count > Self.maxNotes { b.taken = Set(b.taken.sorted().suffix(Self.maxNotes / 2)) }
+        }
+    }
+
     func stop() { running.store(false, ordering: .relaxed) }
 
     private func loop() {
@@ -84,8 +123,14 @@ final class PGListener: Sendable {
                 }
                 backoff = 0.05
                 if !notified.isEmpty {
-                    let seqs = notified.compactMap { Int64($0.payload) }
-                    wake(seqs.count == notified.count ? seqs : nil)
+                    let notes = notified.compactMap { PostgresStore.note($0.payload) }
+                    let kept = buffer.withLock { b -> Bool in
+                        for n in notes where !b.taken.contains(n.seq) { b.pending[n.seq] = .some(n.message) }
+                        if b.pending.count <= Self.maxNotes { return true }
+                        b.pending.removeAll()
+                        return false
+                    }
+                    wake(notes.count == notified.count && kept ? notes.map(\.seq) : nil)
                 }
             } catch {
                 listening.store(false, ordering: .relaxed)

@@ -147,15 +147,22 @@ enum PGSchema {
         "usher_" + String(l.usher.filter { $0 != "\"" }).lowercased()
     }
 
-    /// Installs (or refreshes) the trigger that NOTIFYs on every inbound message, with the
-    /// message's seq as the payload (`PGListener.notified`). Run on every start under the
-    /// migration lock: it follows the mapping file's current values.
+    /// Installs (or refreshes) the trigger that NOTIFYs on every inbound message. The payload is
+    /// the message as the worker reads it — `PGLayout.messageColumns` as a JSON array, seq first
+    /// (`PGListener.notes`) — so that the worker can take a message of a conversation it holds
+    /// without reading it again (`PostgresStore.claimPending`); or only its seq, when the message
+    /// is too long for a NOTIFY (8,000 bytes). Run on every start under the migration lock: it
+    /// follows the mapping file's current values.
     static func trigger(_ l: PGLayout) -> String {
         let inbound = l.inbound.replacingOccurrences(of: "m.\"", with: "NEW.\"")
         return """
         CREATE OR REPLACE FUNCTION \(l.usher).notify_inbound() RETURNS trigger LANGUAGE plpgsql AS $usher$
+        DECLARE payload text;
         BEGIN
-            PERFORM pg_notify(\(PGText.literal(channel(l))), NEW.\(l.mSeq)::text);
+            SELECT json_build_array(\(l.messageColumns))::text INTO payload
+            FROM (SELECT NEW.*) AS m LEFT JOIN \(l.conversations) AS c ON c.\(l.cID) = m.\(l.mConversation);
+            IF payload IS NULL OR octet_length(payload) > \(maxPayload) THEN payload := NEW.\(l.mSeq)::text; END IF;
+            PERFORM pg_notify(\(PGText.literal(channel(l))), payload);
             RETURN NULL;
         END
         $usher$;
@@ -163,4 +170,8 @@ enum PGSchema {
             FOR EACH ROW WHEN (\(inbound)) EXECUTE FUNCTION \(l.usher).notify_inbound();
         """
     }
+
+    /// The longest payload the trigger sends whole: PostgreSQL's limit is 8,000 bytes, channel
+    /// name included.
+    static let maxPayload = 7_900
 }

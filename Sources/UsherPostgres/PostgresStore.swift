@@ -26,6 +26,9 @@ public final class PostgresStore: ChatStore {
         /// Connections for commits: a worker writes its next batch while the last one is still
         /// on its way (`Worker.Options.writesInFlight`). Each connects on first use (or at `warmUp`).
         public var commitSessions = 2
+        /// Whether a claim may take a message from its NOTIFY instead of reading it (`claimPending`).
+        /// A worker's claims go through one store: its notes and the states it knows are its own.
+        public var takeNotified = true
         public init() {}
     }
 
@@ -55,7 +58,35 @@ public final class PostgresStore: ChatStore {
         var horizon: Int64?
         static let settle: Duration = .milliseconds(250)
     }
+    /// What `claimPending` needs to take notified messages without reading them (`takeNotified`).
+    private let known = Mutex(Known())
+
+    private struct Known {
+        /// The bot whose claims this store serves; "" once a second one claimed (then every
+        /// claim reads: the notes are shared, each bot's done marks are not).
+        var bot: String?
+        /// The listener's generation when the last read began.
+        var readGeneration: UInt64 = 0
+        /// Each conversation's state as this store's last commit in it left it, with the seq of
+        /// the message that commit decided: a note at or below it is not new. Forgotten when a
+        /// commit in the conversation does not go through, and when a read returns its messages.
+        /// At most `maxStates`.
+        var states: [String: (state: ConversationState, through: Int64)] = [:]
+        static let maxStates = 100_000
+
+        mutating func serve(_ bot: String) -> Bool {
+            if self.bot == nil { self.bot = bot }
+            if self.bot != bot { self.bot = "" }
+            return self.bot == bot
+        }
+
+        mutating func learn(_ conversation: String, _ state: (ConversationState, Int64)?) {
+            if states.count >= Self.maxStates { states.removeAll() }
+            states[conversation] = state
+        }
+    }
     private let quarantined = Atomic<Int>(0)
+    private let takenNotified = Atomic<Int>(0)
     private let oneRoundTrip = Atomic<Int>(0), twoRoundTrips = Atomic<Int>(0)
 
     /// Connects, checks the mapping against the database (`MappingMismatch` names what is
@@ -128,6 +159,9 @@ public final class PostgresStore: ChatStore {
     /// them would write (see `usher.quarantined`).
     public var quarantinedCount: Int { quarantined.load(ordering: .relaxed) }
 
+    /// Messages taken from their NOTIFY without a read (`takeNotified`).
+    public var takenFromNotifications: Int { takenNotified.load(ordering: .relaxed) }
+
     /// Group commits written in one round trip (the batch was as its worker read it), and those
     /// checked first (`PGCommit`).
     public var commitRoundTrips: (one: Int, two: Int) { (oneRoundTrip.load(ordering: .relaxed), twoRoundTrips.load(ordering: .relaxed)) }
@@ -144,8 +178,13 @@ public final class PostgresStore: ChatStore {
 
     /// One statement (`PGSQL.claimPending`); the database's leases decide what this worker
     /// holds, so `holds` is not asked: a lease is renewed once less than half of it is left.
+    ///
+    /// A message a NOTIFY brought whole, of a conversation the worker holds and whose state this
+    /// store knows, is taken from the notification instead (`takeNotified`): no round trip.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
                              skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
+        if let intake = takeNotified(bot: bot, after: cursor, limit: limit, skipping: skipping, holds: holds) { return intake }
+        let generation = listener?.generation ?? 0
         let q = sql.claimPending
         let inFlight = skipping.sorted { $0.key < $1.key }
         let skip = PGText.array(inFlight.map(\.key)), skipThrough = PGText.array(inFlight.map(\.value))
@@ -161,8 +200,62 @@ public final class PostgresStore: ChatStore {
             }
             return (messages, texts, r.rows > 0 ? r.int64(0, 15) : cursor)
         }
+        let states = try texts.mapValues(Self.decodeState)
+        known.withLock { k in
+            guard k.serve(bot) else { return }
+            k.readGeneration = generation
+            for m in messages { k.learn(m.conversationID, nil) }
+        }
+        listener?.forget(messages.lazy.map(\.seq))
         // No rows: nothing is known to be covered (what was passed over was not counted).
-        return Intake(messages: messages, readThrough: max(cursor, through), states: try texts.mapValues(Self.decodeState))
+        return Intake(messages: messages, readThrough: max(cursor, through), states: states)
+    }
+
+    /// The messages NOTIFYs brought since the last read (`PGListener.notes`) of conversations
+    /// the worker holds (`holds`: for at least half a lease more), not in flight, whose state this
+    /// store read or committed last: taken as a read would return them, without one. Nil (read)
+    /// when there are none, when a notification since the last read did not bring its message,
+    /// or when reads start below what the listener saw notified (`Notified.complete`).
+    ///
+    /// Safe whatever the notes say: the commit checks the state's version, the done marks and
+    /// the order (`PGCommit`), and a conflict sends the worker back to reading. `readThrough`
+    /// stays at `after`: a message committed out of seq order may still be notified below the
+    /// ones taken, so the next read starts where this one did (and skips what is in flight).
+    private func takeNotified(bot: String, after: Int64, limit: Int, skipping: [String: Int64],
+                              holds: (String) -> Bool) -> Intake? {
+        guard let listener, listener.isListening else { return nil }
+        if !options.takeNotified { return nil }
+        guard let generation = known.withLock({ $0.bot == bot ? $0.readGeneration : nil }),
+              let notified = listener.notified(since: generation), after >= notified.complete else { return nil }
+        let notes = listener.notes(after: after)
+        if notes.isEmpty { return nil }
+        var messages: [StoredMessage] = []
+        var unfit = Set<String>()
+        for note in notes {
+            guard let m = note.message else { return nil }
+            messages.append(m)
+            if skipping[m.conversationID] != nil || !holds(m.conversationID) { unfit.insert(m.conversationID) }
+        }
+        // Each conversation's state as this store's commit left it; a note at or below the
+        // message that commit decided is not a new message.
+        let states = known.withLock { k in
+            var out: [String: ConversationState] = [:]
+            for m in messages where !unfit.contains(m.conversationID) {
+                if let s = k.states[m.conversationID], m.seq > s.through { out[m.conversationID] = s.state } else { unfit.insert(m.conversationID) }
+            }
+            return out
+        }
+        messages.removeAll { unfit.contains($0.conversationID) }
+        guard !messages.isEmpty, messages.count <= limit else { return nil }
+        // As a read would decode them: the worker decides from exactly what it would have read.
+        var decoded: [String: ConversationState] = [:]
+        for (c, state) in states {
+            guard let d = try? Self.decodeState(Self.encodeState(state)) else { return nil }
+            decoded[c] = d
+        }
+        listener.forget(messages.lazy.map(\.seq))
+        takenNotified.add(messages.count, ordering: .relaxed)
+        return Intake(messages: messages, readThrough: after, states: decoded)
     }
 
     public func latestSeq() async throws -> Int64 {
@@ -204,9 +297,14 @@ public final class PostgresStore: ChatStore {
     }
 
     /// What the NOTIFYs named, while the LISTEN connection is up.
+    ///
+    /// For a store serving one bot, `newest` is the newest seq notified that no read returned or
+    /// passed and no claim took from its notification (`takeNotified`): once the claims took every
+    /// message notified, reading again would find nothing.
     public func notified(since generation: UInt64) -> Notified? {
-        guard let listener, listener.isListening else { return nil }
-        return listener.notified(since: generation)
+        guard let listener, listener.isListening, var notified = listener.notified(since: generation) else { return nil }
+        if known.withLock({ $0.bot.map { !$0.isEmpty } ?? false }) { notified.newest = listener.newestNote ?? 0 }
+        return notified
     }
 
     /// The worker reads and decides on the reading connection's thread, and writes on a commit
@@ -294,6 +392,26 @@ public final class PostgresStore: ChatStore {
 
     public func commit(batch: [Commit]) async throws -> [CommitResult] {
         if batch.isEmpty { return [] }
+        do {
+            return try await commitOnce(batch)
+        } catch {
+            learn(batch, nil)
+            throw error
+        }
+    }
+
+    /// Keeps each committed conversation's new state for `takeNotified`, and forgets those of
+    /// the rest (`results` nil: all of them), whose state is not known any more.
+    private func learn(_ batch: [Commit], _ results: [CommitResult]?) {
+        known.withLock { k in
+            guard let bot = k.bot, !bot.isEmpty else { return }
+            for (i, c) in batch.enumerated() where c.bot == bot {
+                k.learn(c.inbound.conversationID, results?[i] == .committed ? (c.state, c.inbound.seq) : nil)
+            }
+        }
+    }
+
+    private func commitOnce(_ batch: [Commit]) async throws -> [CommitResult] {
         let sql = sql
         var attempt = 0
         while true {
@@ -301,6 +419,7 @@ public final class PostgresStore: ChatStore {
             do {
                 let (results, once) = try await writers.run { db in try PGCommit(sql: sql, batch: batch).write(db) }
                 if once { oneRoundTrip.add(1, ordering: .relaxed) } else { twoRoundTrips.add(1, ordering: .relaxed) }
+                learn(batch, results)
                 return results
             } catch let error as StoreError where PGCommit.lostRace(error) && attempt < 10 {
                 // Another worker created a state or done mark of this batch first: look again.
@@ -459,10 +578,46 @@ public final class PostgresStore: ChatStore {
 
     /// A row of `PGLayout.messageColumns`.
     static func message(_ r: PGResult, _ i: Int) -> StoredMessage {
-        StoredMessage(seq: r.int64(i, 0), id: r.string(i, 1), conversationID: r.string(i, 2),
-                      kind: StoredMessage.Kind(rawValue: r.string(i, 3)) ?? .message,
-                      from: SenderRole(rawValue: r.string(i, 4)) ?? .bot, senderID: r.text(i, 5), senderName: r.text(i, 6),
-                      text: r.string(i, 7), at: Date(timeIntervalSince1970: r.double(i, 8)), ruleID: r.text(i, 9),
-                      channel: r.text(i, 10), locale: r.text(i, 11))
+        message(seq: r.int64(i, 0), at: r.double(i, 8)) { r.text(i, $0) }
+    }
+
+    /// A message from the values of `PGLayout.messageColumns`, however they were read (a row, a
+    /// NOTIFY's payload): `text(n)` is column n's text (nil: NULL).
+    static func message(seq: Int64, at: Double, _ text: (Int) -> String?) -> StoredMessage {
+        StoredMessage(seq: seq, id: text(1) ?? "", conversationID: text(2) ?? "",
+                      kind: StoredMessage.Kind(rawValue: text(3) ?? "") ?? .message,
+                      from: SenderRole(rawValue: text(4) ?? "") ?? .bot, senderID: text(5), senderName: text(6),
+                      text: text(7) ?? "", at: Date(timeIntervalSince1970: at), ruleID: text(9),
+                      channel: text(10), locale: text(11))
+    }
+
+    /// A NOTIFY's payload as the trigger writes it (`PGSchema.trigger`): the message's
+    /// `messageColumns` as a JSON array, else its seq alone (`message` nil); nil when it is
+    /// neither.
+    static func note(_ payload: String) -> (seq: Int64, message: StoredMessage?)? {
+        if let seq = Int64(payload) { return (seq, nil) }
+        var values: [String?] = []
+        var seq: Int64?, at: Double?
+        var payload = payload
+        payload.makeContiguousUTF8()
+        let parsed: Bool = payload.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            var r = JSONReader(bytes)
+            do {
+                try r.array { r in
+                    switch values.count {
+                    case 0: seq = Int64(try r.int())
+                    case 8: if try !r.null() { at = try r.double() }
+                    default: if try !r.null() { values.append(try r.string()); return }
+                    }
+                    values.append(nil)
+                }
+                try r.end()
+                return true
+            } catch {
+                return false
+            }
+        } ?? false
+        guard parsed, let seq, values.count == 12 else { return nil }
+        return (seq, message(seq: seq, at: at ?? 0) { values[$0] })
     }
 }

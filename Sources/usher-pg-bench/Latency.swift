@@ -22,6 +22,8 @@ enum Latency {
         var seconds: Double
         /// `--breakdown`: message → read and read → reply (p50, p90, p99 arrays, and the count).
         var halves: String
+        /// Messages the worker took from their NOTIFY without reading them.
+        var takenFromNotifications = 0
     }
 
     enum Feeder: String { case pgbench, store }
@@ -33,12 +35,14 @@ enum Latency {
     }
 
     static func run(_ server: BenchServer, responder: Responder, rate: Int, seconds duration: Int, writers: Int,
-                    feeder: Feeder, breakdown: Bool = false) async throws -> Result {
+                    feeder: Feeder, breakdown: Bool = false, takeNotified: Bool = true) async throws -> Result {
         let database = "usher_latency"
         try server.copy(Backlog.history, to: database)
         defer { server.drop(database) }
         let url = server.url(database)
-        let workerStore = try await PostgresStore(url: url)
+        var storeOptions = PostgresStore.Options()
+        storeOptions.takeNotified = takeNotified
+        let workerStore = try await PostgresStore(url: url, options: storeOptions)
         let workerStoreSQL = workerStore.sql
         var feeders: [PostgresStore] = []
         if feeder == .store { for _ in 0..<writers { feeders.append(try await PostgresStore(url: url)) } }
@@ -175,7 +179,7 @@ enum Latency {
             """, database: database)
         if let dump = ProcessInfo.processInfo.environment["USHER_PG_BENCH_DUMP"] {
             let rows = try server.psql("""
-                SELECT i.seq, extract(epoch FROM pg_xact_commit_timestamp(i.xmin)), extract(epoch FROM pg_xact_commit_timestamp(r.xmin) - pg_xact_commit_timestamp(i.xmin)) * 1000
+                SELECT i.seq, i.id, extract(epoch FROM pg_xact_commit_timestamp(i.xmin)), extract(epoch FROM pg_xact_commit_timestamp(r.xmin) - pg_xact_commit_timestamp(i.xmin)) * 1000
                 FROM messages AS i JOIN messages AS r ON r.idempotency_key = 'bench:' || i.id || ':0'
                 WHERE i.sender_type = 'customer' AND i.id LIKE 'm%' ORDER BY 1
                 """, database: database)
@@ -185,7 +189,7 @@ enum Latency {
         let f = out.split(separator: "\t").map { Double($0) ?? .nan }
         guard f.count == 6 else { throw BenchError("latency query: \(out)") }
         return Result(p50: f[0], p99: f[1], max: f[2], clientP50: f[3], clientP99: f[4], count: Int(f[5]), offered: offered,
-                      profile: profile, seconds: ran, halves: halves)
+                      profile: profile, seconds: ran, halves: halves, takenFromNotifications: workerStore.takenFromNotifications)
     }
 
     /// What the latency run needs of whoever answers: how many messages it answered, and how to

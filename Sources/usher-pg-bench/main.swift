@@ -7,7 +7,7 @@
 //                                   [--only throughput|latency|cost] [--rate 1000] [--seconds 5]
 //                                   [--history N | --cold] [--profile] [--script FILE]
 //                                   [--notify-window S] [--set name=value] [--keep] [--breakdown]
-//                                   [--feeder pgbench|store] [--no-floor]
+//                                   [--feeder pgbench|store] [--no-floor] [--no-take]
 //
 // Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
 // after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
@@ -19,6 +19,8 @@
 // server time, shared buffers touched and WAL written per batch);
 // --breakdown splits the latency of each conversation's first message at its read;
 // --feeder store writes the latency part's messages from this process instead of pgbench;
+// --no-take has the latency part's worker read every message, none taken from its NOTIFY
+// (PostgresStore.Options.takeNotified off: the comparison);
 // each latency round also runs the floor — the least any responder must do (Latency.swift's
 // Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not);
 // --only cost (not in a full run) measures the server CPU of one message answered alone — Usher's
@@ -28,7 +30,7 @@
 // (diagnosis); --keep leaves the server and the template databases up after the throughput part.
 // USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
 // to compare the store's values with pgbench's. USHER_PG_BENCH_DUMP=FILE writes each latency
-// round's messages (seq, commit time, latency in ms) to FILE, to see when the slow ones came.
+// round's messages (seq, id, commit time, latency in ms) to FILE, to see when the slow ones came.
 import Foundation
 import UsherBenchSupport
 import UsherPostgres
@@ -268,11 +270,13 @@ func main() async throws {
         for round in 1...rounds {
             let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first ?? "?"
             let l = try await Latency.run(server, responder: .usher(bot), rate: rate, seconds: latencySeconds, writers: 4,
-                                          feeder: feeder, breakdown: args.contains("--breakdown"))
+                                          feeder: feeder, breakdown: args.contains("--breakdown"),
+                                          takeNotified: !args.contains("--no-take"))
             latencies.append(l)
             print("round \(round), latency at \(fmt(Double(rate))) msg/s offered (\(fmt(l.offered)) achieved by 4 writers, "
                   + "\(l.count) replies): commit → commit p50 \(fmt(l.p50, 2)) ms, p99 \(fmt(l.p99, 2)) ms, max \(fmt(l.max, 1)) ms; "
                   + "message time → reply time p50 \(fmt(l.clientP50, 2)) ms, p99 \(fmt(l.clientP99, 2)) ms   [load before: \(load)]")
+            print("    \(fmt(Double(l.takenFromNotifications))) of the messages taken from their notification without a read")
             if !l.halves.isEmpty {
                 let f = l.halves.split(separator: "\t")
                 if f.count == 3 {

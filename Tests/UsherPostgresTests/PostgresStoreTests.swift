@@ -452,6 +452,82 @@ struct PostgresStoreTests {
         try await writer.close()
     }
 
+    /// A held conversation's next message is taken from its NOTIFY, as a read would have
+    /// returned it and with the state the store's last commit left, without a read; a
+    /// conversation not held, a message too long for a NOTIFY, and a state changed behind the
+    /// store's back (the commit finds a conflict) go back to reading.
+    @Test func aHeldConversationsNextMessageIsTakenFromItsNotification() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let writer = try await PostgresStore(url: url)
+        let store = try await PostgresStore(url: url)
+        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let bot = Self.bot.id
+        let until = Date().addingTimeInterval(60)
+        var floor: Int64 = 0   // where the next claim starts, as the worker keeps it
+        func claim(holding held: Set<String>) async throws -> Intake {
+            let intake = try await store.claimPending(bot: bot, after: floor, limit: 10, worker: "w", until: until, skipping: [:],
+                                                      holds: { held.contains($0) })
+            floor = max(floor, intake.readThrough)
+            return intake
+        }
+        /// Appends a customer message and waits until the store has its NOTIFY.
+        func notified(_ conversation: String, _ text: String) async throws -> StoredMessage {
+            let generation = try #require(store.changeSignal?.generation)
+            let m = try await customer(writer, conversation, text)
+            await store.changeSignal?.wait(since: generation, timeout: .seconds(5))
+            return m
+        }
+        func commit(_ intake: Intake, reply: String) async throws -> CommitResult {
+            let m = try #require(intake.messages.first)
+            return try await store.commit(ConformanceSuite.sampleCommit(m, after: intake.states?[m.conversationID], reply: reply))
+        }
+        // The first message is read (the store knows no state of t yet) and answered.
+        let m1 = try await notified("t", "one")
+        let first = try await claim(holding: [])
+        #expect(first.messages.map(\.id) == [m1.id] && store.takenFromNotifications == 0)
+        #expect(try await commit(first, reply: "r1") == .committed)
+        // The next one comes from its NOTIFY: the same message a read returns, the state as stored.
+        let m2 = try await notified("t", "two\n\"quoted\" \\ é")
+        let taken = try await claim(holding: ["t"])
+        #expect(store.takenFromNotifications == 1)
+        #expect(taken.messages == [m2], "\(taken.messages) against \(m2)")
+        #expect(taken.readThrough == floor, "a claim without a read covers nothing")
+        let stored = try await store.state(bot: bot, conversation: "t")
+        #expect(taken.states?["t"] == stored && stored?.version == 1)
+        #expect(try await commit(taken, reply: "r2") == .committed)
+        // Not held: read.
+        let m3 = try await notified("t", "three")
+        let notHeld = try await claim(holding: [])
+        #expect(notHeld.messages.map(\.id) == [m3.id] && store.takenFromNotifications == 1)
+        #expect(try await commit(notHeld, reply: "r3") == .committed)
+        // Too long for a NOTIFY (its payload is the seq alone): read.
+        let long = try await notified("t", String(repeating: "x", count: 9_000))
+        let read = try await claim(holding: ["t"])
+        #expect(read.messages.map(\.id) == [long.id] && store.takenFromNotifications == 1)
+        #expect(try await commit(read, reply: "r4") == .committed)
+        // Another writer moves the state on (and a read passes its message, done, on its way to
+        // another conversation's): the next note
+        // is taken with the state the store knows, the commit conflicts, and the store reads the
+        // conversation again.
+        let floorBefore = floor
+        let m5 = try await notified("t", "five")
+        let behind = try #require(try await writer.state(bot: bot, conversation: "t"))
+        #expect(try await writer.commit(ConformanceSuite.sampleCommit(m5, after: behind, reply: "elsewhere")) == .committed)
+        let u = try await notified("u", "elsewhere too")
+        #expect(try await claim(holding: []).messages.map(\.id) == [u.id] && floor >= u.seq && floor > floorBefore)
+        let m6 = try await notified("t", "six")
+        let stale = try await claim(holding: ["t"])
+        #expect(stale.messages.map(\.id) == [m6.id] && store.takenFromNotifications == 2)
+        #expect(try await commit(stale, reply: "r6") == .conflict)
+        let again = try await claim(holding: ["t"])
+        #expect(again.messages.map(\.id) == [m6.id] && store.takenFromNotifications == 2)
+        #expect(try await commit(again, reply: "r6") == .committed)
+        let replies = try await writer.transcript(conversation: "t").filter { $0.from == .bot }.map(\.text)
+        #expect(replies == ["r1", "r2", "r3", "r4", "elsewhere", "r6"])
+        try await store.close()
+        try await writer.close()
+    }
+
     /// `intake: poll`: no trigger is installed, and a waiting worker still sees a new message
     /// within the poll interval.
     @Test func pollingIntake() async throws {
@@ -473,6 +549,22 @@ struct PostgresStoreTests {
         #expect(ContinuousClock.now - started < .seconds(2), "woken by polling, not by the timeout")
         try await store.close()
         try await writer.close()
+    }
+}
+
+@Suite("PostgreSQL NOTIFY payloads")
+struct PGNoteTests {
+    /// The trigger's payload: the message as a JSON array of `messageColumns`, or its seq alone.
+    @Test func aPayloadIsAMessageOrASeq() throws {
+        let payload = #"[42, "m1", "c1", "message", "customer", "u1", null, "a \"b\"\n\u00e9", 1796086226.713182, null, "web", null]"#
+        let note = try #require(PostgresStore.note(payload))
+        #expect(note.seq == 42)
+        let m = try #require(note.message)
+        #expect(m.id == "m1" && m.conversationID == "c1" && m.kind == .message && m.from == .customer)
+        #expect(m.senderID == "u1" && m.senderName == nil && m.text == "a \"b\"\né" && m.ruleID == nil)
+        #expect(m.channel == "web" && m.locale == nil && m.at == Date(timeIntervalSince1970: 1796086226.713182))
+        #expect(PostgresStore.note("42")?.seq == 42 && PostgresStore.note("42")?.message == nil)
+        for bad in ["", "x", "[1, 2]", #"[1, "a"]"#, "[1"] { #expect(PostgresStore.note(bad) == nil, "\(bad)") }
     }
 }
 
