@@ -89,6 +89,10 @@ final class PGListener: Sendable {
         }
     }
 
+    /// The newest seq in the messages table when the connection started listening
+    /// (`Notified.complete`).
+    var completeSeq: Int64 { complete.load(ordering: .acquiring) }
+
     /// The newest seq notified that no read returned and no claim took (nil: none).
     var newestNote: Int64? { buffer.withLock { $0.pending.keys.max() } }
 

@@ -67,6 +67,10 @@ public final class PostgresStore: ChatStore {
         var bot: String?
         /// The listener's generation when the last read began.
         var readGeneration: UInt64 = 0
+        /// Whether the last read started above what the listener found at its start (the
+        /// backlog): only then are states kept. A worker working through a backlog reads
+        /// anyway, and keeping 512 states a batch cost it CPU for nothing.
+        var live = false
         /// Each conversation's state as this store's last commit in it left it, with the seq of
         /// the message that commit decided: a note at or below it is not new. Forgotten when a
         /// commit in the conversation does not go through, and when a read returns its messages.
@@ -204,6 +208,7 @@ public final class PostgresStore: ChatStore {
         known.withLock { k in
             guard k.serve(bot) else { return }
             k.readGeneration = generation
+            k.live = listener.map { $0.isListening && cursor >= $0.completeSeq } ?? false
             for m in messages { k.learn(m.conversationID, nil) }
         }
         listener?.forget(messages.lazy.map(\.seq))
@@ -401,12 +406,13 @@ public final class PostgresStore: ChatStore {
     }
 
     /// Keeps each committed conversation's new state for `takeNotified`, and forgets those of
-    /// the rest (`results` nil: all of them), whose state is not known any more.
+    /// the rest (`results` nil: all of them), whose state is not known any more. While the
+    /// reads are in a backlog (`Known.live`) it keeps none, only forgets.
     private func learn(_ batch: [Commit], _ results: [CommitResult]?) {
         known.withLock { k in
-            guard let bot = k.bot, !bot.isEmpty else { return }
+            guard let bot = k.bot, !bot.isEmpty, k.live || !k.states.isEmpty else { return }
             for (i, c) in batch.enumerated() where c.bot == bot {
-                k.learn(c.inbound.conversationID, results?[i] == .committed ? (c.state, c.inbound.seq) : nil)
+                k.learn(c.inbound.conversationID, k.live && results?[i] == .committed ? (c.state, c.inbound.seq) : nil)
             }
         }
     }
