@@ -96,9 +96,11 @@ final class PGListener: Sendable {
     /// The newest seq notified that no read returned and no claim took (nil: none).
     var newestNote: Int64? { buffer.withLock { $0.pending.keys.max() } }
 
-    /// Marks the messages a read returned or a claim took.
-    func forget(_ seqs: some Sequence<Int64>) {
+    /// Marks the messages a read returned or a claim took; a read also drops the notes at or
+    /// below what it covered (`through`: `Intake.readThrough`).
+    func forget(_ seqs: some Sequence<Int64>, through: Int64 = 0) {
         buffer.withLock { b in
+            if b.pending.keys.contains(where: { $0 <= through }) { b.pending = b.pending.filter { $0.key > through } }
             for s in seqs {
                 b.pending.removeValue(forKey: s)
                 b.taken.insert(s)

@@ -181,10 +181,11 @@ public final class PostgresStore: ChatStore {
     }
 
     /// One statement (`PGSQL.claimPending`); the database's leases decide what this worker
-    /// holds, so `holds` is not asked: a lease is renewed once less than half of it is left.
+    /// holds, so a read does not ask `holds`: a lease is renewed once less than half of it is left.
     ///
-    /// A message a NOTIFY brought whole, of a conversation the worker holds and whose state this
-    /// store knows, is taken from the notification instead (`takeNotified`): no round trip.
+    /// A message a NOTIFY brought whole, of a conversation the worker holds (`holds`) and whose
+    /// state this store knows, is taken from the notification instead (`takeNotified`): no round
+    /// trip.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
                              skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
         if let intake = takeNotified(bot: bot, after: cursor, limit: limit, skipping: skipping, holds: holds) { return intake }
@@ -211,9 +212,10 @@ public final class PostgresStore: ChatStore {
             k.live = listener.map { $0.isListening && cursor >= $0.completeSeq } ?? false
             for m in messages { k.learn(m.conversationID, nil) }
         }
-        listener?.forget(messages.lazy.map(\.seq))
         // No rows: nothing is known to be covered (what was passed over was not counted).
-        return Intake(messages: messages, readThrough: max(cursor, through), states: states)
+        let readThrough = max(cursor, through)
+        listener?.forget(messages.lazy.map(\.seq), through: readThrough)
+        return Intake(messages: messages, readThrough: readThrough, states: states)
     }
 
     /// The messages NOTIFYs brought since the last read (`PGListener.notes`) of conversations
