@@ -31,9 +31,18 @@ final class PGListener: Sendable {
     private let buffer = Mutex(Notes())
     static let maxNotes = 10_000
 
+    /// What one NOTIFY said (`PostgresStore.note`).
+    struct Note: Sendable {
+        var seq: Int64
+        /// Nil: the payload was the seq alone (a message too long for a NOTIFY).
+        var message: StoredMessage?
+        /// No inbound message of its conversation came before it (`PGSchema.first`).
+        var first: Bool
+    }
+
     private struct Notes {
-        /// By seq; nil: the payload was the seq alone (a message too long for a NOTIFY).
-        var pending: [Int64: StoredMessage?] = [:]
+        /// By seq.
+        var pending: [Int64: Note] = [:]
         /// Seqs a read returned or a claim took, so that a NOTIFY of one that comes late is not
         /// taken for a new message (at most `maxNotes`, the oldest dropped first: a late NOTIFY
         /// then costs a commit that finds its message done).
@@ -81,11 +90,11 @@ final class PGListener: Sendable {
 
     /// The messages notified above `seq` and not taken, in seq order (nil message: only its seq
     /// was said); those at or below it are dropped (a read from there covers them).
-    func notes(after seq: Int64) -> [(seq: Int64, message: StoredMessage?)] {
+    func notes(after seq: Int64) -> [Note] {
         buffer.withLock { b in
             if b.pending.keys.contains(where: { $0 <= seq }) { b.pending = b.pending.filter { $0.key > seq } }
             if b.taken.contains(where: { $0 <= seq }) { b.taken = b.taken.filter { $0 > seq } }
-            return b.pending.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            return b.pending.values.sorted { $0.seq < $1.seq }
         }
     }
 
@@ -131,7 +140,7 @@ final class PGListener: Sendable {
                 if !notified.isEmpty {
                     let notes = notified.compactMap { PostgresStore.note($0.payload) }
                     let kept = buffer.withLock { b -> Bool in
-                        for n in notes where !b.taken.contains(n.seq) { b.pending[n.seq] = .some(n.message) }
+                        for n in notes where !b.taken.contains(n.seq) { b.pending[n.seq] = n }
                         if b.pending.count <= Self.maxNotes { return true }
                         b.pending.removeAll()
                         return false

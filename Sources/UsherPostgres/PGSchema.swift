@@ -149,8 +149,9 @@ enum PGSchema {
 
     /// Installs (or refreshes) the trigger that NOTIFYs on every inbound message. The payload is
     /// the message as the worker reads it — `PGLayout.messageColumns` as a JSON array, seq first
-    /// (`PGListener.notes`) — so that the worker can take a message of a conversation it holds
-    /// without reading it again (`PostgresStore.claimPending`); or only its seq, when the message
+    /// (`PGListener.notes`), then whether it is its conversation's first (`first`) — so that the
+    /// worker can take a message of a conversation it holds, or a new conversation's first, without
+    /// reading it (`PostgresStore.claimPending`); or only its seq, when the message
     /// is too long for a NOTIFY (8,000 bytes). Run on every start under the migration lock: it
     /// follows the mapping file's current values.
     static func trigger(_ l: PGLayout) -> String {
@@ -159,7 +160,7 @@ enum PGSchema {
         CREATE OR REPLACE FUNCTION \(l.usher).notify_inbound() RETURNS trigger LANGUAGE plpgsql AS $usher$
         DECLARE payload text;
         BEGIN
-            SELECT json_build_array(\(l.messageColumns))::text INTO payload
+            SELECT json_build_array(\(l.messageColumns), \(first(l)))::text INTO payload
             FROM (SELECT NEW.*) AS m LEFT JOIN \(l.conversations) AS c ON c.\(l.cID) = m.\(l.mConversation);
             IF payload IS NULL OR octet_length(payload) > \(maxPayload) THEN payload := NEW.\(l.mSeq)::text; END IF;
             PERFORM pg_notify(\(PGText.literal(channel(l))), payload);
@@ -169,6 +170,16 @@ enum PGSchema {
         CREATE OR REPLACE TRIGGER usher_notify_inbound AFTER INSERT ON \(l.messages)
             FOR EACH ROW WHEN (\(inbound)) EXECUTE FUNCTION \(l.usher).notify_inbound();
         """
+    }
+
+    /// The payload's last value: 1 when no inbound message of the conversation came before this
+    /// one, so no bot has a state for it yet (`PostgresStore.takeNotified`); 0 when one did; NULL
+    /// for a mapping's tables, whose index on the conversation column Usher cannot count on.
+    static func first(_ l: PGLayout) -> String {
+        guard l.isNative else { return "NULL::int" }
+        let earlier = l.inbound.replacingOccurrences(of: "m.\"", with: "e.\"")
+        return "(NOT EXISTS (SELECT 1 FROM \(l.messages) AS e WHERE e.\(l.mConversation) = m.\(l.mConversation) "
+            + "AND e.\(l.mSeq) < m.\(l.mSeq) AND \(earlier)))::int"
     }
 
     /// The longest payload the trigger sends whole: PostgreSQL's limit is 8,000 bytes, channel

@@ -188,7 +188,7 @@ public final class PostgresStore: ChatStore {
     /// trip.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
                              skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
-        if let intake = takeNotified(bot: bot, after: cursor, limit: limit, skipping: skipping, holds: holds) { return intake }
+        if let intake = takeNotified(bot: bot, after: cursor, limit: limit, skipping: skipping, share: share, holds: holds) { return intake }
         let generation = listener?.generation ?? 0
         let q = sql.claimPending
         let inFlight = skipping.sorted { $0.key < $1.key }
@@ -228,7 +228,7 @@ public final class PostgresStore: ChatStore {
     /// the order (`PGCommit`), and a conflict sends the worker back to reading. `readThrough`
     /// stays at `after`: a message committed out of seq order may still be notified below the
     /// ones taken, so the next read starts where this one did (and skips what is in flight).
-    private func takeNotified(bot: String, after: Int64, limit: Int, skipping: [String: Int64],
+    private func takeNotified(bot: String, after: Int64, limit: Int, skipping: [String: Int64], share: Share,
                               holds: (String) -> Bool) -> Intake? {
         guard let listener, listener.isListening else { return nil }
         if !options.takeNotified { return nil }
@@ -238,17 +238,24 @@ public final class PostgresStore: ChatStore {
         if notes.isEmpty { return nil }
         var messages: [StoredMessage] = []
         var unfit = Set<String>()
+        // New conversations (each note's first message of its conversation), for a worker alone.
+        var new = Set<String>()
         for note in notes {
             guard let m = note.message else { return nil }
             messages.append(m)
-            if skipping[m.conversationID] != nil || !holds(m.conversationID) { unfit.insert(m.conversationID) }
+            let c = m.conversationID
+            if skipping[c] != nil { unfit.insert(c) } else if note.first && share.count == 1 { new.insert(c) } else if !holds(c) { unfit.insert(c) }
         }
         // Each conversation's state as this store's commit left it; a note at or below the
-        // message that commit decided is not a new message.
+        // message that commit decided is not a new message. A new conversation has none.
         let states = known.withLock { k in
             var out: [String: ConversationState] = [:]
             for m in messages where !unfit.contains(m.conversationID) {
-                if let s = k.states[m.conversationID], m.seq > s.through { out[m.conversationID] = s.state } else { unfit.insert(m.conversationID) }
+                if let s = k.states[m.conversationID] {
+                    if m.seq > s.through { out[m.conversationID] = s.state } else { unfit.insert(m.conversationID) }
+                } else if !new.contains(m.conversationID) {
+                    unfit.insert(m.conversationID)
+                }
             }
             return out
         }
@@ -600,12 +607,12 @@ public final class PostgresStore: ChatStore {
     }
 
     /// A NOTIFY's payload as the trigger writes it (`PGSchema.trigger`): the message's
-    /// `messageColumns` as a JSON array, else its seq alone (`message` nil); nil when it is
-    /// neither.
-    static func note(_ payload: String) -> (seq: Int64, message: StoredMessage?)? {
-        if let seq = Int64(payload) { return (seq, nil) }
+    /// `messageColumns` and whether it is its conversation's first, as a JSON array; else its seq
+    /// alone (`message` nil); nil when it is neither.
+    static func note(_ payload: String) -> PGListener.Note? {
+        if let seq = Int64(payload) { return PGListener.Note(seq: seq, message: nil, first: false) }
         var values: [String?] = []
-        var seq: Int64?, at: Double?
+        var seq: Int64?, at: Double?, first = false
         var payload = payload
         payload.makeContiguousUTF8()
         let parsed: Bool = payload.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
@@ -615,6 +622,7 @@ public final class PostgresStore: ChatStore {
                     switch values.count {
                     case 0: seq = Int64(try r.int())
                     case 8: if try !r.null() { at = try r.double() }
+                    case 12: if try !r.null() { first = try r.int() == 1 }
                     default: if try !r.null() { values.append(try r.string()); return }
                     }
                     values.append(nil)
@@ -625,7 +633,7 @@ public final class PostgresStore: ChatStore {
                 return false
             }
         } ?? false
-        guard parsed, let seq, values.count == 12 else { return nil }
-        return (seq, message(seq: seq, at: at ?? 0) { values[$0] })
+        guard parsed, let seq, values.count == 13 else { return nil }
+        return PGListener.Note(seq: seq, message: message(seq: seq, at: at ?? 0) { values[$0] }, first: first)
     }
 }

@@ -464,9 +464,9 @@ struct PostgresStoreTests {
         let bot = Self.bot.id
         let until = Date().addingTimeInterval(60)
         var floor: Int64 = 0   // where the next claim starts, as the worker keeps it
-        func claim(holding held: Set<String>) async throws -> Intake {
+        func claim(holding held: Set<String>, share: Share = .all) async throws -> Intake {
             let intake = try await store.claimPending(bot: bot, after: floor, limit: 10, worker: "w", until: until, skipping: [:],
-                                                      holds: { held.contains($0) })
+                                                      share: share, holds: { held.contains($0) })
             floor = max(floor, intake.readThrough)
             return intake
         }
@@ -481,7 +481,7 @@ struct PostgresStoreTests {
             let m = try #require(intake.messages.first)
             return try await store.commit(ConformanceSuite.sampleCommit(m, after: intake.states?[m.conversationID], reply: reply))
         }
-        // The first message is read (the store knows no state of t yet) and answered.
+        // The first claim reads (the store does not know its bot yet); the message is answered.
         let m1 = try await notified("t", "one")
         let first = try await claim(holding: [])
         #expect(first.messages.map(\.id) == [m1.id] && store.takenFromNotifications == 0)
@@ -513,7 +513,7 @@ struct PostgresStoreTests {
         let m5 = try await notified("t", "five")
         let behind = try #require(try await writer.state(bot: bot, conversation: "t"))
         #expect(try await writer.commit(ConformanceSuite.sampleCommit(m5, after: behind, reply: "elsewhere")) == .committed)
-        let u = try await notified("u", "elsewhere too")
+        let u = try await notified("u", String(repeating: "y", count: 9_000))
         #expect(try await claim(holding: []).messages.map(\.id) == [u.id] && floor >= u.seq && floor > floorBefore)
         let m6 = try await notified("t", "six")
         let stale = try await claim(holding: ["t"])
@@ -524,6 +524,20 @@ struct PostgresStoreTests {
         #expect(try await commit(again, reply: "r6") == .committed)
         let replies = try await writer.transcript(conversation: "t").filter { $0.from == .bot }.map(\.text)
         #expect(replies == ["r1", "r2", "r3", "r4", "elsewhere", "r6"])
+        // A new conversation's first message, for a worker alone in its share: taken, no state.
+        let v1 = try await notified("v", "new here")
+        let new = try await claim(holding: [])
+        #expect(new.messages.map(\.id) == [v1.id] && new.states?["v"] == nil && store.takenFromNotifications == 3)
+        #expect(try await commit(new, reply: "hello v") == .committed)
+        // With other workers sharing the bot, a new conversation's first message is read (its
+        // lease is taken with it).
+        let w1 = try await notified("w", "new too")
+        _ = try await claim(holding: [], share: Share(index: 0, count: 2))
+        #expect(store.takenFromNotifications == 3)
+        _ = try await claim(holding: [], share: Share(index: 1, count: 2))
+        #expect(store.takenFromNotifications == 3)
+        let leased = try await writer.claim(bot: bot, conversations: ["w"], worker: "other", until: until)
+        #expect(leased.isEmpty, "\(w1.conversationID) is leased by the read")
         try await store.close()
         try await writer.close()
     }
@@ -556,15 +570,17 @@ struct PostgresStoreTests {
 struct PGNoteTests {
     /// The trigger's payload: the message as a JSON array of `messageColumns`, or its seq alone.
     @Test func aPayloadIsAMessageOrASeq() throws {
-        let payload = #"[42, "m1", "c1", "message", "customer", "u1", null, "a \"b\"\n\u00e9", 1796086226.713182, null, "web", null]"#
+        let payload = #"[42, "m1", "c1", "message", "customer", "u1", null, "a \"b\"\n\u00e9", 1796086226.713182, null, "web", null, 1]"#
         let note = try #require(PostgresStore.note(payload))
-        #expect(note.seq == 42)
+        #expect(note.seq == 42 && note.first)
         let m = try #require(note.message)
         #expect(m.id == "m1" && m.conversationID == "c1" && m.kind == .message && m.from == .customer)
         #expect(m.senderID == "u1" && m.senderName == nil && m.text == "a \"b\"\né" && m.ruleID == nil)
         #expect(m.channel == "web" && m.locale == nil && m.at == Date(timeIntervalSince1970: 1796086226.713182))
         #expect(PostgresStore.note("42")?.seq == 42 && PostgresStore.note("42")?.message == nil)
-        for bad in ["", "x", "[1, 2]", #"[1, "a"]"#, "[1"] { #expect(PostgresStore.note(bad) == nil, "\(bad)") }
+        // Twelve values: an older trigger's payload (no first-message flag) is not taken.
+        let older = #"[42, "m1", "c1", "message", "customer", null, null, "hi", 1796086226.7, null, null, null]"#
+        for bad in ["", "x", "[1, 2]", #"[1, "a"]"#, "[1", older] { #expect(PostgresStore.note(bad) == nil, "\(bad)") }
     }
 }
 
