@@ -29,7 +29,7 @@ final class PGListener: Sendable {
     /// At most `maxNotes`; past that they are dropped, and the wake-up counts as one that did not
     /// say what it was for.
     private let buffer = Mutex(Notes())
-    static let maxNotes = 10_000
+    let maxNotes: Int
 
     /// What one NOTIFY said (`PostgresStore.note`).
     struct Note: Sendable {
@@ -43,6 +43,9 @@ final class PGListener: Sendable {
     private struct Notes {
         /// By seq.
         var pending: [Int64: Note] = [:]
+        /// The newest seq among the notes dropped when there were more than `maxNotes`: those
+        /// messages are still to be read, so `newestNote` says at least this.
+        var dropped: Int64?
         /// Seqs a read returned or a claim took, so that a NOTIFY of one that comes late is not
         /// taken for a new message (at most `maxNotes`, the oldest dropped first: a late NOTIFY
         /// then costs a commit that finds its message done).
@@ -53,8 +56,10 @@ final class PGListener: Sendable {
         let made = Atomic<Int>(0)
     }
 
-    /// `latestSeq`: the statement that reads the newest seq (`PGSQL.latestSeq`).
-    init(_ conninfo: String, channel: String, latestSeq: String) {
+    /// `latestSeq`: the statement that reads the newest seq (`PGSQL.latestSeq`); `maxNotes`: the
+    /// most notes kept (tests make it small).
+    init(_ conninfo: String, channel: String, latestSeq: String, maxNotes: Int = 10_000) {
+        self.maxNotes = maxNotes
         let connections = connections
         self.latestSeq = latestSeq
         session = PGSession(conninfo, label: "usher.postgres.listen", thread: false) { db throws(StoreError) in
@@ -94,6 +99,7 @@ final class PGListener: Sendable {
         buffer.withLock { b in
             if b.pending.keys.contains(where: { $0 <= seq }) { b.pending = b.pending.filter { $0.key > seq } }
             if b.taken.contains(where: { $0 <= seq }) { b.taken = b.taken.filter { $0 > seq } }
+            if let d = b.dropped, d <= seq { b.dropped = nil }
             return b.pending.values.sorted { $0.seq < $1.seq }
         }
     }
@@ -103,18 +109,21 @@ final class PGListener: Sendable {
     var completeSeq: Int64 { complete.load(ordering: .acquiring) }
 
     /// The newest seq notified that no read returned and no claim took (nil: none).
-    var newestNote: Int64? { buffer.withLock { $0.pending.keys.max() } }
+    var newestNote: Int64? {
+        buffer.withLock { b in [b.pending.keys.max(), b.dropped].compactMap { $0 }.max() }
+    }
 
     /// Marks the messages a read returned or a claim took; a read also drops the notes at or
     /// below what it covered (`through`: `Intake.readThrough`).
     func forget(_ seqs: some Sequence<Int64>, through: Int64 = 0) {
         buffer.withLock { b in
             if b.pending.keys.contains(where: { $0 <= through }) { b.pending = b.pending.filter { $0.key > through } }
+            if let d = b.dropped, d <= through { b.dropped = nil }
             for s in seqs {
                 b.pending.removeValue(forKey: s)
                 b.taken.insert(s)
             }
-            if b.taken.count > Self.maxNotes { b.taken = Set(b.taken.sorted().suffix(Self.maxNotes / 2)) }
+            if b.taken.count > maxNotes { b.taken = Set(b.taken.sorted().suffix(maxNotes / 2)) }
         }
     }
 
@@ -141,10 +150,12 @@ final class PGListener: Sendable {
                     let notes = notified.compactMap { PostgresStore.note($0.payload) }
                     let kept = buffer.withLock { b -> Bool in
                         for n in notes where !b.taken.contains(n.seq) { b.pending[n.seq] = n }
-                        if b.pending.count <= Self.maxNotes { return true }
+                        if b.pending.count <= maxNotes { return true }
+                        b.dropped = [b.dropped, b.pending.keys.max()].compactMap { $0 }.max()
                         b.pending.removeAll()
                         return false
                     }
+                    if !kept, let m = notes.map(\.seq).max(), m > newest.load(ordering: .relaxed) { newest.store(m, ordering: .releasing) }
                     wake(notes.count == notified.count && kept ? notes.map(\.seq) : nil)
                 }
             } catch {

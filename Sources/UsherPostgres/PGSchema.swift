@@ -147,36 +147,59 @@ enum PGSchema {
         "usher_" + String(l.usher.filter { $0 != "\"" }).lowercased()
     }
 
-    /// Installs (or refreshes) the trigger that NOTIFYs on every inbound message. The payload is
-    /// the message as the worker reads it — `PGLayout.messageColumns` as a JSON array, seq first
-    /// (`PGListener.notes`), then whether it is its conversation's first (`first`) — so that the
-    /// worker can take a message of a conversation it holds, or a new conversation's first, without
-    /// reading it (`PostgresStore.claimPending`); or only its seq, when the message
-    /// is too long for a NOTIFY (8,000 bytes). Run on every start under the migration lock: it
+    /// Installs (or refreshes) the trigger that NOTIFYs on every inbound message. On the native
+    /// schema the payload is the message as the worker reads it — `PGLayout.messageColumns` as a
+    /// JSON array, seq first (`PGListener.notes`), then whether it is its conversation's first
+    /// (`first`) — so that the worker can take it without reading it
+    /// (`PostgresStore.claimPending`); or only its seq, when the message is too long for a NOTIFY
+    /// (8,000 bytes) or the payload could not be built. A second trigger (native schema) NOTIFYs the seq alone
+    /// when an inbound message's row is updated: a note taken at the insert would be out of date,
+    /// and the seq sends the worker to read it (an update later in the inserting transaction
+    /// arrives with the insert's NOTIFY, after it). Through a mapping the payload is the seq alone:
+    /// a helpdesk may write the message before its ticket's channel and locale, or change either
+    /// later in the same transaction. The payload is built as the role that inserts the message:
+    /// should it not read the tables (or anything else fail), the payload is the seq alone and
+    /// the insert goes through as before. Run on every start under the migration lock: it
     /// follows the mapping file's current values.
     static func trigger(_ l: PGLayout) -> String {
         let inbound = l.inbound.replacingOccurrences(of: "m.\"", with: "NEW.\"")
+        let channel = PGText.literal(channel(l))
+        let payload = l.isNative ? """
+            BEGIN
+                    SELECT json_build_array(\(l.messageColumns), \(first(l)))::text INTO payload
+                    FROM \(l.messagesJoined) WHERE m.\(l.mSeq) = NEW.\(l.mSeq);
+                EXCEPTION WHEN OTHERS THEN
+                    payload := NULL;   -- the seq alone: the worker reads the message
+                END;
+            """ : "payload := NULL;"
         return """
         CREATE OR REPLACE FUNCTION \(l.usher).notify_inbound() RETURNS trigger LANGUAGE plpgsql AS $usher$
         DECLARE payload text;
         BEGIN
-            SELECT json_build_array(\(l.messageColumns), \(first(l)))::text INTO payload
-            FROM (SELECT NEW.*) AS m LEFT JOIN \(l.conversations) AS c ON c.\(l.cID) = m.\(l.mConversation);
+            \(payload)
             IF payload IS NULL OR octet_length(payload) > \(maxPayload) THEN payload := NEW.\(l.mSeq)::text; END IF;
-            PERFORM pg_notify(\(PGText.literal(channel(l))), payload);
+            PERFORM pg_notify(\(channel), payload);
+            RETURN NULL;
+        END
+        $usher$;
+        CREATE OR REPLACE FUNCTION \(l.usher).notify_inbound_changed() RETURNS trigger LANGUAGE plpgsql AS $usher$
+        BEGIN
+            PERFORM pg_notify(\(channel), NEW.\(l.mSeq)::text);
             RETURN NULL;
         END
         $usher$;
         CREATE OR REPLACE TRIGGER usher_notify_inbound AFTER INSERT ON \(l.messages)
             FOR EACH ROW WHEN (\(inbound)) EXECUTE FUNCTION \(l.usher).notify_inbound();
-        """
+        """ + (l.isNative ? """
+
+        CREATE OR REPLACE TRIGGER usher_notify_inbound_changed AFTER UPDATE ON \(l.messages)
+            FOR EACH ROW WHEN (\(inbound)) EXECUTE FUNCTION \(l.usher).notify_inbound_changed();
+        """ : "")
     }
 
     /// The payload's last value: 1 when no inbound message of the conversation came before this
-    /// one, so no bot has a state for it yet (`PostgresStore.takeNotified`); 0 when one did; NULL
-    /// for a mapping's tables, whose index on the conversation column Usher cannot count on.
+    /// one, so no bot has a state for it yet (`PostgresStore.takeNotified`); else 0.
     static func first(_ l: PGLayout) -> String {
-        guard l.isNative else { return "NULL::int" }
         let earlier = l.inbound.replacingOccurrences(of: "m.\"", with: "e.\"")
         return "(NOT EXISTS (SELECT 1 FROM \(l.messages) AS e WHERE e.\(l.mConversation) = m.\(l.mConversation) "
             + "AND e.\(l.mSeq) < m.\(l.mSeq) AND \(earlier)))::int"

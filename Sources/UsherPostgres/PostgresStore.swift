@@ -29,6 +29,8 @@ public final class PostgresStore: ChatStore {
         /// Whether a claim may take a message from its NOTIFY instead of reading it (`claimPending`).
         /// A worker's claims go through one store: its notes and the states it knows are its own.
         public var takeNotified = true
+        /// The most notified messages kept for claims (`PGListener.maxNotes`).
+        var maxNotes = 10_000
         public init() {}
     }
 
@@ -67,6 +69,10 @@ public final class PostgresStore: ChatStore {
         var bot: String?
         /// The listener's generation when the last read began.
         var readGeneration: UInt64 = 0
+        /// How far the last read covered: a claim that starts below it (a rescan from the
+        /// cursor, a read again after a commit that could not go through) reads, so that what the
+        /// reads passed over is looked at again.
+        var readThrough: Int64 = 0
         /// Whether the last read started above what the listener found at its start (the
         /// backlog): only then are states kept. A worker working through a backlog reads
         /// anyway, and keeping 512 states a batch cost it CPU for nothing.
@@ -119,7 +125,8 @@ public final class PostgresStore: ChatStore {
         self.layout = layout
         self.sql = sql
         self.options = options
-        listener = layout.trigger ? PGListener(url, channel: PGSchema.channel(layout), latestSeq: sql.latestSeq) : nil
+        listener = layout.trigger
+            ? PGListener(url, channel: PGSchema.channel(layout), latestSeq: sql.latestSeq, maxNotes: options.maxNotes) : nil
     }
 
 
@@ -206,15 +213,17 @@ public final class PostgresStore: ChatStore {
             return (messages, texts, r.rows > 0 ? r.int64(0, 15) : cursor)
         }
         let states = try texts.mapValues(Self.decodeState)
-        known.withLock { k in
-            guard k.serve(bot) else { return }
-            k.readGeneration = generation
-            k.live = listener.map { $0.isListening && cursor >= $0.completeSeq } ?? false
-            for m in messages { k.learn(m.conversationID, nil) }
-        }
         // No rows: nothing is known to be covered (what was passed over was not counted).
         let readThrough = max(cursor, through)
-        listener?.forget(messages.lazy.map(\.seq), through: readThrough)
+        let served = known.withLock { k in
+            guard k.serve(bot) else { return false }
+            k.readGeneration = generation
+            k.readThrough = readThrough
+            k.live = listener.map { $0.isListening && cursor >= $0.completeSeq } ?? false
+            for m in messages { k.learn(m.conversationID, nil) }
+            return true
+        }
+        if served { listener?.forget(messages.lazy.map(\.seq), through: readThrough) }
         return Intake(messages: messages, readThrough: readThrough, states: states)
     }
 
@@ -222,7 +231,8 @@ public final class PostgresStore: ChatStore {
     /// the worker holds (`holds`: for at least half a lease more), not in flight, whose state this
     /// store read or committed last: taken as a read would return them, without one. Nil (read)
     /// when there are none, when a notification since the last read did not bring its message,
-    /// or when reads start below what the listener saw notified (`Notified.complete`).
+    /// when reads start below what the listener saw notified (`Notified.complete`), or below
+    /// what the last read covered (the worker looks again at what its reads passed over).
     ///
     /// Safe whatever the notes say: the commit checks the state's version, the done marks and
     /// the order (`PGCommit`), and a conflict sends the worker back to reading. `readThrough`
@@ -232,7 +242,7 @@ public final class PostgresStore: ChatStore {
                               holds: (String) -> Bool) -> Intake? {
         guard let listener, listener.isListening else { return nil }
         if !options.takeNotified { return nil }
-        guard let generation = known.withLock({ $0.bot == bot ? $0.readGeneration : nil }),
+        guard let generation = known.withLock({ $0.bot == bot && after >= $0.readThrough ? $0.readGeneration : nil }),
               let notified = listener.notified(since: generation), after >= notified.complete else { return nil }
         let notes = listener.notes(after: after)
         if notes.isEmpty { return nil }

@@ -488,13 +488,29 @@ struct PostgresStoreTests {
         #expect(try await commit(first, reply: "r1") == .committed)
         // The next one comes from its NOTIFY: the same message a read returns, the state as stored.
         let m2 = try await notified("t", "two\n\"quoted\" \\ é")
+        let floorBeforeTake = floor
         let taken = try await claim(holding: ["t"])
         #expect(store.takenFromNotifications == 1)
         #expect(taken.messages == [m2], "\(taken.messages) against \(m2)")
-        #expect(taken.readThrough == floor, "a claim without a read covers nothing")
+        #expect(taken.readThrough == floorBeforeTake, "a claim without a read covers nothing")
         let stored = try await store.state(bot: bot, conversation: "t")
         #expect(taken.states?["t"] == stored && stored?.version == 1)
         #expect(try await commit(taken, reply: "r2") == .committed)
+        // Updated in the transaction that inserted it: the update's NOTIFY (the seq alone) comes
+        // after the insert's, and the message is read as it was committed.
+        let database = PostgresTestServer.database(of: url)
+        let beforeEdit = try #require(store.changeSignal?.generation)
+        try await TestDB.server.psql("""
+            BEGIN;
+            INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('edited', 't', 'customer', 'draft');
+            UPDATE messages SET content = 'as sent' WHERE id = 'edited';
+            COMMIT;
+            """, database: database)
+        await store.changeSignal?.wait(since: beforeEdit, timeout: .seconds(5))
+        try await Task.sleep(for: .milliseconds(100))   // both NOTIFYs of the transaction
+        let edited = try await claim(holding: ["t"])
+        #expect(edited.messages.map(\.text) == ["as sent"] && store.takenFromNotifications == 1)
+        #expect(try await commit(edited, reply: "r2b") == .committed)
         // Not held: read.
         let m3 = try await notified("t", "three")
         let notHeld = try await claim(holding: [])
@@ -523,7 +539,7 @@ struct PostgresStoreTests {
         #expect(again.messages.map(\.id) == [m6.id] && store.takenFromNotifications == 2)
         #expect(try await commit(again, reply: "r6") == .committed)
         let replies = try await writer.transcript(conversation: "t").filter { $0.from == .bot }.map(\.text)
-        #expect(replies == ["r1", "r2", "r3", "r4", "elsewhere", "r6"])
+        #expect(replies == ["r1", "r2", "r2b", "r3", "r4", "elsewhere", "r6"])
         // A new conversation's first message, for a worker alone in its share: taken, no state.
         let v1 = try await notified("v", "new here")
         let new = try await claim(holding: [])
@@ -538,6 +554,39 @@ struct PostgresStoreTests {
         #expect(store.takenFromNotifications == 3)
         let leased = try await writer.claim(bot: bot, conversations: ["w"], worker: "other", until: until)
         #expect(leased.isEmpty, "\(w1.conversationID) is leased by the read")
+        try await store.close()
+        try await writer.close()
+    }
+
+    /// More notified messages than the store keeps: they are dropped, and until a read covers
+    /// them the store still says there is something to read (else the worker would skip reads
+    /// and leave them for the rescans).
+    @Test func notesDroppedPastTheLimitAreStillRead() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let writer = try await PostgresStore(url: url)
+        var options = PostgresStore.Options()
+        options.maxNotes = 3
+        let store = try await PostgresStore(url: url, options: options)
+        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let bot = Self.bot.id
+        let until = Date().addingTimeInterval(60)
+        func claim(after: Int64) async throws -> Intake {
+            try await store.claimPending(bot: bot, after: after, limit: 10, worker: "w", until: until, skipping: [:], holds: { _ in false })
+        }
+        _ = try await customer(writer, "a", "zero")
+        try await Task.sleep(for: .milliseconds(200))
+        let first = try await claim(after: 0)   // the store learns its bot
+        #expect(first.messages.count == 1)
+        var last: StoredMessage?
+        for i in 1...4 { last = try await customer(writer, "b\(i)", "m\(i)") }
+        let newest = try #require(last).seq
+        for _ in 0..<100 where (store.notified(since: 0)?.newest ?? 0) < newest { try await Task.sleep(for: .milliseconds(10)) }
+        let generation = try #require(store.changeSignal?.generation)
+        #expect(store.notified(since: generation)?.newest == newest)
+        #expect(store.notified(since: generation)?.covered(by: first.readThrough) == false, "the dropped notes are still to be read")
+        let read = try await claim(after: first.readThrough)
+        #expect(read.messages.map(\.text) == ["m1", "m2", "m3", "m4"] && read.readThrough >= newest)
+        #expect(store.notified(since: generation)?.covered(by: read.readThrough) == true)
         try await store.close()
         try await writer.close()
     }
