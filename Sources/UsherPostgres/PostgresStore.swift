@@ -279,7 +279,9 @@ public final class PostgresStore: ChatStore {
         }
         listener.forget(messages.lazy.map(\.seq))
         takenNotified.add(messages.count, ordering: .relaxed)
-        return Intake(messages: messages, readThrough: after, states: decoded)
+        var intake = Intake(messages: messages, readThrough: after, states: decoded)
+        intake.instant = true
+        return intake
     }
 
     public func latestSeq() async throws -> Int64 {

@@ -317,6 +317,7 @@ public final class Worker: Sendable {
         // conversations' leases go too (else a conversation now in another's share would wait
         // for its lease to run out).
         var releaseOnceWritten = 0
+        var instant = false   // the last intake's `Intake.instant`
         func release() async throws {
             let keeping = Set(inFlight.keys)
             try await retrying(bot, "release") { try await self.store.release(bot: bot.id, worker: self.workerID, keeping: keeping) }
@@ -363,6 +364,10 @@ public final class Worker: Sendable {
                     floor = 0
                     rescanned = ContinuousClock.now
                 }
+                // After an intake the store answered without the database, a batch taken now
+                // would only wait for a write to end: wait first, so the messages that come
+                // meanwhile join it.
+                if instant, writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
                 // What a read passes over below its readThrough is another worker's (held under
                 // a lease), so it is not looked for again at once: only at the next rescan.
                 let signal = store.changeSignal
@@ -421,6 +426,7 @@ public final class Worker: Sendable {
                     }
                     continue
                 }
+                instant = read.instant
                 lastSeen = max(lastSeen, batch.last!.seq)
                 floor = read.readThrough
                 let prepared = try await prepare(batch, states: read.states, bot)

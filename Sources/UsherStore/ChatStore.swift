@@ -279,6 +279,11 @@ public struct Intake: Sendable {
     /// read them with the batch; nil: ask `states(bot:conversations:)`.
     public var states: [String: ConversationState]?
 
+    /// The store did not go to the database for it (PostgreSQL: taken from the NOTIFYs): the
+    /// next intake is likely as instant, and the worker waits for a write to end before it
+    /// rather than after (the messages that come meanwhile join that batch).
+    public var instant = false
+
     public init(messages: [StoredMessage], readThrough: Int64, states: [String: ConversationState]? = nil) {
         self.messages = messages
         self.readThrough = readThrough
