@@ -229,13 +229,17 @@ public final class PostgresStore: ChatStore {
 
     /// The messages NOTIFYs brought since the last read (`PGListener.notes`) of conversations
     /// the worker holds (`holds`: for at least half a lease more), not in flight, whose state this
-    /// store read or committed last: taken as a read would return them, without one. Nil (read)
-    /// when there are none, when a notification since the last read did not bring its message,
-    /// when reads start below what the listener saw notified (`Notified.complete`), or below
-    /// what the last read covered (the worker looks again at what its reads passed over).
+    /// store's last commit in them left (`Known.states`) — and, for a worker alone in its share,
+    /// new conversations' first messages, decided from no state: taken as a read would return
+    /// them, without one. Nil (read) when there are none, when a notification since the last
+    /// read did not bring its message, when reads start below what the listener saw notified
+    /// (`Notified.complete`), or below what the last read covered (the worker looks again at
+    /// what its reads passed over).
     ///
-    /// Safe whatever the notes say: the commit checks the state's version, the done marks and
-    /// the order (`PGCommit`), and a conflict sends the worker back to reading. `readThrough`
+    /// Safe whatever the notes say about states and order: the commit checks the state's
+    /// version, the done marks and the order (`PGCommit`), and a conflict sends the worker back
+    /// to reading. The content is the row as inserted; one updated since is notified again by
+    /// its seq alone, and read (`PGSchema.trigger`). `readThrough`
     /// stays at `after`: a message committed out of seq order may still be notified below the
     /// ones taken, so the next read starts where this one did (and skips what is in flight).
     private func takeNotified(bot: String, after: Int64, limit: Int, skipping: [String: Int64], share: Share,
