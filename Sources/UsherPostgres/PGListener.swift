@@ -31,13 +31,53 @@ final class PGListener: Sendable {
     private let buffer = Mutex(Notes())
     let maxNotes: Int
 
-    /// What one NOTIFY said (`PostgresStore.note`).
+    /// What one NOTIFY said.
     struct Note: Sendable {
         var seq: Int64
         /// Nil: the payload was the seq alone (a message too long for a NOTIFY).
         var message: StoredMessage?
         /// No inbound message of its conversation came before it (`PGSchema.first`).
         var first: Bool
+
+        init(seq: Int64, message: StoredMessage?, first: Bool) {
+            self.seq = seq
+            self.message = message
+            self.first = first
+        }
+
+        /// A payload as the trigger writes it (`PGSchema.trigger`): the message's
+        /// `messageColumns` and whether it is its conversation's first, as a JSON array; else its
+        /// seq alone (`message` nil). Nil when it is neither.
+        init?(payload: String) {
+            if let seq = Int64(payload) {
+                self.init(seq: seq, message: nil, first: false)
+                return
+            }
+            var values: [String?] = []
+            var seq: Int64?, at: Double?, first = false
+            var payload = payload
+            payload.makeContiguousUTF8()
+            let parsed: Bool = payload.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                var r = JSONReader(bytes)
+                do {
+                    try r.array { r in
+                        switch values.count {
+                        case 0: seq = Int64(try r.int())
+                        case 8: if try !r.null() { at = try r.double() }
+                        case 12: if try !r.null() { first = try r.int() == 1 }
+                        default: if try !r.null() { values.append(try r.string()); return }
+                        }
+                        values.append(nil)
+                    }
+                    try r.end()
+                    return true
+                } catch {
+                    return false
+                }
+            } ?? false
+            guard parsed, let seq, values.count == 13 else { return nil }
+            self.init(seq: seq, message: PostgresStore.message(seq: seq, at: at ?? 0) { values[$0] }, first: first)
+        }
     }
 
     private struct Notes {
@@ -50,6 +90,13 @@ final class PGListener: Sendable {
         /// taken for a new message (at most `maxNotes`, the oldest dropped first: a late NOTIFY
         /// then costs a commit that finds its message done).
         var taken: Set<Int64> = []
+
+        /// Drops what is at or below `seq`: a read from there covers it.
+        mutating func prune(through seq: Int64) {
+            if pending.keys.contains(where: { $0 <= seq }) { pending = pending.filter { $0.key > seq } }
+            if taken.contains(where: { $0 <= seq }) { taken = taken.filter { $0 > seq } }
+            if let d = dropped, d <= seq { dropped = nil }
+        }
     }
 
     private final class Connections: Sendable {
@@ -82,14 +129,12 @@ final class PGListener: Sendable {
     }
 
     /// Wakes the waiters. Only this listener's thread notifies `signal`, so the generation
-    /// the wake-up makes is the current one plus one. `seqs`: the messages it is for (nil:
-    /// unknown).
-    private func wake(_ seqs: [Int64]?) {
-        if let seqs {
-            if let m = seqs.max(), m > newest.load(ordering: .relaxed) { newest.store(m, ordering: .releasing) }
-        } else {
-            unknownAt.store(signal.generation &+ 1, ordering: .releasing)
-        }
+    /// the wake-up makes is the current one plus one. `seqs`: the messages it is for, as far as
+    /// known; `all`: whether that is all of them (else the wake-up counts as one that did not
+    /// say what it was for).
+    private func wake(_ seqs: [Int64], all: Bool) {
+        if let m = seqs.max(), m > newest.load(ordering: .relaxed) { newest.store(m, ordering: .releasing) }
+        if !all { unknownAt.store(signal.generation &+ 1, ordering: .releasing) }
         signal.notify()
     }
 
@@ -97,9 +142,7 @@ final class PGListener: Sendable {
     /// was said); those at or below it are dropped (a read from there covers them).
     func notes(after seq: Int64) -> [Note] {
         buffer.withLock { b in
-            if b.pending.keys.contains(where: { $0 <= seq }) { b.pending = b.pending.filter { $0.key > seq } }
-            if b.taken.contains(where: { $0 <= seq }) { b.taken = b.taken.filter { $0 > seq } }
-            if let d = b.dropped, d <= seq { b.dropped = nil }
+            b.prune(through: seq)
             return b.pending.values.sorted { $0.seq < $1.seq }
         }
     }
@@ -117,8 +160,7 @@ final class PGListener: Sendable {
     /// below what it covered (`through`: `Intake.readThrough`).
     func forget(_ seqs: some Sequence<Int64>, through: Int64 = 0) {
         buffer.withLock { b in
-            if b.pending.keys.contains(where: { $0 <= through }) { b.pending = b.pending.filter { $0.key > through } }
-            if let d = b.dropped, d <= through { b.dropped = nil }
+            b.prune(through: through)
             for s in seqs {
                 b.pending.removeValue(forKey: s)
                 b.taken.insert(s)
@@ -141,13 +183,13 @@ final class PGListener: Sendable {
                         complete.store(try db.execute(latestSeq, prepare: true).int64(0, 0), ordering: .releasing)
                         connected = made
                         listening.store(true, ordering: .relaxed)
-                        wake(nil)   // look again from the cursor
+                        wake([], all: false)   // look again from the cursor
                     }
                     return try db.notifications(wait: 200)
                 }
                 backoff = 0.05
                 if !notified.isEmpty {
-                    let notes = notified.compactMap { PostgresStore.note($0.payload) }
+                    let notes = notified.compactMap { Note(payload: $0.payload) }
                     let kept = buffer.withLock { b -> Bool in
                         for n in notes where !b.taken.contains(n.seq) { b.pending[n.seq] = n }
                         if b.pending.count <= maxNotes { return true }
@@ -155,8 +197,7 @@ final class PGListener: Sendable {
                         b.pending.removeAll()
                         return false
                     }
-                    if !kept, let m = notes.map(\.seq).max(), m > newest.load(ordering: .relaxed) { newest.store(m, ordering: .releasing) }
-                    wake(notes.count == notified.count && kept ? notes.map(\.seq) : nil)
+                    wake(notes.map(\.seq), all: notes.count == notified.count && kept)
                 }
             } catch {
                 listening.store(false, ordering: .relaxed)

@@ -152,9 +152,9 @@ enum PGSchema {
     /// JSON array, seq first (`PGListener.notes`), then whether it is its conversation's first
     /// (`first`) — so that the worker can take it without reading it
     /// (`PostgresStore.claimPending`); or only its seq, when the message is too long for a NOTIFY
-    /// (8,000 bytes) or the payload could not be built. A second trigger (native schema) NOTIFYs the seq alone
-    /// when an inbound message's row is updated: a note taken at the insert would be out of date,
-    /// and the seq sends the worker to read it (an update later in the inserting transaction
+    /// (8,000 bytes) or the payload could not be built. A second trigger (native schema) NOTIFYs
+    /// the seq alone when an inbound message's row is updated: a note taken at the insert would be
+    /// out of date, and the seq sends the worker to read it (an update later in the inserting transaction
     /// arrives with the insert's NOTIFY, after it). Through a mapping the payload is the seq alone:
     /// a helpdesk may write the message before its ticket's channel and locale, or change either
     /// later in the same transaction. The payload is built as the role that inserts the message:
@@ -182,16 +182,16 @@ enum PGSchema {
             RETURN NULL;
         END
         $usher$;
+        CREATE OR REPLACE TRIGGER usher_notify_inbound AFTER INSERT ON \(l.messages)
+            FOR EACH ROW WHEN (\(inbound)) EXECUTE FUNCTION \(l.usher).notify_inbound();
+        """ + (l.isNative ? """
+
         CREATE OR REPLACE FUNCTION \(l.usher).notify_inbound_changed() RETURNS trigger LANGUAGE plpgsql AS $usher$
         BEGIN
             PERFORM pg_notify(\(channel), NEW.\(l.mSeq)::text);
             RETURN NULL;
         END
         $usher$;
-        CREATE OR REPLACE TRIGGER usher_notify_inbound AFTER INSERT ON \(l.messages)
-            FOR EACH ROW WHEN (\(inbound)) EXECUTE FUNCTION \(l.usher).notify_inbound();
-        """ + (l.isNative ? """
-
         CREATE OR REPLACE TRIGGER usher_notify_inbound_changed AFTER UPDATE ON \(l.messages)
             FOR EACH ROW WHEN (\(inbound)) EXECUTE FUNCTION \(l.usher).notify_inbound_changed();
         """ : "")

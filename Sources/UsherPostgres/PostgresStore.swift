@@ -84,6 +84,9 @@ public final class PostgresStore: ChatStore {
         var states: [String: (state: ConversationState, through: Int64)] = [:]
         static let maxStates = 100_000
 
+        /// Whether one bot claimed through this store, and only one.
+        var servesOneBot: Bool { bot.map { !$0.isEmpty } ?? false }
+
         mutating func serve(_ bot: String) -> Bool {
             if self.bot == nil { self.bot = bot }
             if self.bot != bot { self.bot = "" }
@@ -244,9 +247,8 @@ public final class PostgresStore: ChatStore {
     /// ones taken, so the next read starts where this one did (and skips what is in flight).
     private func takeNotified(bot: String, after: Int64, limit: Int, skipping: [String: Int64], share: Share,
                               holds: (String) -> Bool) -> Intake? {
-        guard let listener, listener.isListening else { return nil }
-        if !options.takeNotified { return nil }
-        guard let generation = known.withLock({ $0.bot == bot && after >= $0.readThrough ? $0.readGeneration : nil }),
+        guard options.takeNotified, let listener, listener.isListening,
+              let generation = known.withLock({ $0.bot == bot && after >= $0.readThrough ? $0.readGeneration : nil }),
               let notified = listener.notified(since: generation), after >= notified.complete else { return nil }
         let notes = listener.notes(after: after)
         if notes.isEmpty { return nil }
@@ -333,7 +335,7 @@ public final class PostgresStore: ChatStore {
     /// message notified, reading again would find nothing.
     public func notified(since generation: UInt64) -> Notified? {
         guard let listener, listener.isListening, var notified = listener.notified(since: generation) else { return nil }
-        if known.withLock({ $0.bot.map { !$0.isEmpty } ?? false }) { notified.newest = listener.newestNote ?? 0 }
+        if known.withLock(\.servesOneBot) { notified.newest = listener.newestNote ?? 0 }
         return notified
     }
 
@@ -435,7 +437,7 @@ public final class PostgresStore: ChatStore {
     /// reads are in a backlog (`Known.live`) it keeps none, only forgets.
     private func learn(_ batch: [Commit], _ results: [CommitResult]?) {
         known.withLock { k in
-            guard let bot = k.bot, !bot.isEmpty, k.live || !k.states.isEmpty else { return }
+            guard k.servesOneBot, let bot = k.bot, k.live || !k.states.isEmpty else { return }
             for (i, c) in batch.enumerated() where c.bot == bot {
                 k.learn(c.inbound.conversationID, k.live && results?[i] == .committed ? (c.state, c.inbound.seq) : nil)
             }
@@ -620,36 +622,5 @@ public final class PostgresStore: ChatStore {
                       from: SenderRole(rawValue: text(4) ?? "") ?? .bot, senderID: text(5), senderName: text(6),
                       text: text(7) ?? "", at: Date(timeIntervalSince1970: at), ruleID: text(9),
                       channel: text(10), locale: text(11))
-    }
-
-    /// A NOTIFY's payload as the trigger writes it (`PGSchema.trigger`): the message's
-    /// `messageColumns` and whether it is its conversation's first, as a JSON array; else its seq
-    /// alone (`message` nil); nil when it is neither.
-    static func note(_ payload: String) -> PGListener.Note? {
-        if let seq = Int64(payload) { return PGListener.Note(seq: seq, message: nil, first: false) }
-        var values: [String?] = []
-        var seq: Int64?, at: Double?, first = false
-        var payload = payload
-        payload.makeContiguousUTF8()
-        let parsed: Bool = payload.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            var r = JSONReader(bytes)
-            do {
-                try r.array { r in
-                    switch values.count {
-                    case 0: seq = Int64(try r.int())
-                    case 8: if try !r.null() { at = try r.double() }
-                    case 12: if try !r.null() { first = try r.int() == 1 }
-                    default: if try !r.null() { values.append(try r.string()); return }
-                    }
-                    values.append(nil)
-                }
-                try r.end()
-                return true
-            } catch {
-                return false
-            }
-        } ?? false
-        guard parsed, let seq, values.count == 13 else { return nil }
-        return PGListener.Note(seq: seq, message: message(seq: seq, at: at ?? 0) { values[$0] }, first: first)
     }
 }

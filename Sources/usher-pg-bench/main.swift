@@ -17,7 +17,8 @@
 // other connections. Every part runs R rounds (default 3, --quick 1); the summary gives the best
 // and the range. --profile prints the per-statement table of every round (else round 1:
 // server time, shared buffers touched and WAL written per batch);
-// --breakdown splits the latency of each conversation's first message at its read;
+// --breakdown splits the latency of each conversation's first message at its read (every
+// message is read then, as with --no-take);
 // --feeder store writes the latency part's messages from this process instead of pgbench;
 // --no-take has the latency part's worker read every message, none taken from its NOTIFY
 // (PostgresStore.Options.takeNotified off: the comparison);
@@ -271,7 +272,8 @@ func main() async throws {
             let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first ?? "?"
             let l = try await Latency.run(server, responder: .usher(bot), rate: rate, seconds: latencySeconds, writers: 4,
                                           feeder: feeder, breakdown: args.contains("--breakdown"),
-                                          takeNotified: !args.contains("--no-take"))
+                                          // The breakdown splits at the read (its lease): every message read.
+                                          takeNotified: !args.contains("--no-take") && !args.contains("--breakdown"))
             latencies.append(l)
             print("round \(round), latency at \(fmt(Double(rate))) msg/s offered (\(fmt(l.offered)) achieved by 4 writers, "
                   + "\(l.count) replies): commit → commit p50 \(fmt(l.p50, 2)) ms, p99 \(fmt(l.p99, 2)) ms, max \(fmt(l.max, 1)) ms; "

@@ -620,16 +620,16 @@ struct PGNoteTests {
     /// The trigger's payload: the message as a JSON array of `messageColumns`, or its seq alone.
     @Test func aPayloadIsAMessageOrASeq() throws {
         let payload = #"[42, "m1", "c1", "message", "customer", "u1", null, "a \"b\"\n\u00e9", 1796086226.713182, null, "web", null, 1]"#
-        let note = try #require(PostgresStore.note(payload))
+        let note = try #require(PGListener.Note(payload: payload))
         #expect(note.seq == 42 && note.first)
         let m = try #require(note.message)
         #expect(m.id == "m1" && m.conversationID == "c1" && m.kind == .message && m.from == .customer)
         #expect(m.senderID == "u1" && m.senderName == nil && m.text == "a \"b\"\né" && m.ruleID == nil)
         #expect(m.channel == "web" && m.locale == nil && m.at == Date(timeIntervalSince1970: 1796086226.713182))
-        #expect(PostgresStore.note("42")?.seq == 42 && PostgresStore.note("42")?.message == nil)
+        #expect(PGListener.Note(payload: "42")?.seq == 42 && PGListener.Note(payload: "42")?.message == nil)
         // Twelve values: an older trigger's payload (no first-message flag) is not taken.
         let older = #"[42, "m1", "c1", "message", "customer", null, null, "hi", 1796086226.7, null, null, null]"#
-        for bad in ["", "x", "[1, 2]", #"[1, "a"]"#, "[1", older] { #expect(PostgresStore.note(bad) == nil, "\(bad)") }
+        for bad in ["", "x", "[1, 2]", #"[1, "a"]"#, "[1", older] { #expect(PGListener.Note(payload: bad) == nil, "\(bad)") }
     }
 }
 
