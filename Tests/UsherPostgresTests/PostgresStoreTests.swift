@@ -591,6 +591,117 @@ struct PostgresStoreTests {
         try await writer.close()
     }
 
+    /// The LISTEN connection drops while the store could take its conversation's next message:
+    /// one written before it listens again has no NOTIFY. The store reads it — the wake-up of
+    /// the new connection says nothing, and takes wait until a read has covered what the new
+    /// LISTEN started after — and once one has, the next message is taken again.
+    @Test func aMessageWrittenWhileTheListenerReconnectsIsRead() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let database = PostgresTestServer.database(of: url)
+        let writer = try await PostgresStore(url: url)
+        let store = try await PostgresStore(url: url)
+        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let bot = Self.bot.id
+        let until = Date().addingTimeInterval(60)
+        var floor: Int64 = 0
+        func claim() async throws -> Intake {
+            let intake = try await store.claimPending(bot: bot, after: floor, limit: 10, worker: "w", until: until, skipping: [:],
+                                                      holds: { $0 == "t" })
+            floor = max(floor, intake.readThrough)
+            return intake
+        }
+        func notified(_ text: String) async throws -> StoredMessage {
+            let generation = try #require(store.changeSignal?.generation)
+            let m = try await customer(writer, "t", text)
+            await store.changeSignal?.wait(since: generation, timeout: .seconds(5))
+            return m
+        }
+        func commit(_ intake: Intake, reply: String) async throws -> CommitResult {
+            let m = try #require(intake.messages.first)
+            return try await store.commit(ConformanceSuite.sampleCommit(m, after: intake.states?[m.conversationID], reply: reply))
+        }
+        let m1 = try await notified("one")
+        let first = try await claim()   // the store learns its bot
+        #expect(first.messages.map(\.id) == [m1.id] && store.takenFromNotifications == 0)
+        #expect(try await commit(first, reply: "r1") == .committed)
+        let m2 = try await notified("two")
+        let taken = try await claim()
+        #expect(taken.messages.map(\.id) == [m2.id] && store.takenFromNotifications == 1)
+        #expect(try await commit(taken, reply: "r2") == .committed)
+        // The listening backend ends (waited for: it can deliver no NOTIFY after), and a message
+        // is written at once, in the same psql session: before the listener connects again, 50 ms
+        // of backoff later (were it later, its NOTIFY would come on the new connection: the
+        // expectations below hold either way).
+        let before = try #require(store.changeSignal?.generation)
+        let ended = try await TestDB.server.psql("""
+            SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+            WHERE application_name = 'usher.postgres.listen' AND datname = current_database();
+            INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('m3', 't', 'customer', 'three');
+            SELECT max(seq) FROM messages;
+            """, database: database)
+        // (the writer's listener too: both stores listen)
+        #expect(ended.split(separator: "\n").prefix(2) == ["t", "t"])
+        await store.changeSignal?.wait(since: before, timeout: .seconds(5))
+        for _ in 0..<250 where !(store.changeSignal.map { $0.generation > before } ?? false) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(store.notified(since: before) == nil, "the new connection's wake-up does not say what came meanwhile")
+        let read = try await claim()
+        #expect(read.messages.map(\.id) == ["m3"] && store.takenFromNotifications == 1, "\(read.messages.map(\.text))")
+        #expect(try await commit(read, reply: "r3") == .committed)
+        // That read started below the new LISTEN's start, as a backlog's would: its commit's
+        // state is not kept, and the next message is read too. The one after is taken.
+        for (text, reply) in [("four", "r4"), ("five", "r5")] {
+            let m = try await notified(text)
+            let taken = store.takenFromNotifications
+            let intake = try await claim()
+            #expect(intake.messages.map(\.id) == [m.id])
+            if text == "five" { #expect(store.takenFromNotifications == taken + 1, "taken again") }
+            #expect(try await commit(intake, reply: reply) == .committed)
+        }
+        let replies = try await writer.transcript(conversation: "t").filter { $0.from == .bot }.map(\.text)
+        #expect(replies == ["r1", "r2", "r3", "r4", "r5"])
+        try await store.close()
+        try await writer.close()
+    }
+
+    /// A store that two bots claim through takes nothing from its notes: each bot has its own
+    /// done marks, and a note taken for one would be missing for the other. Both bots get every
+    /// message from a read.
+    @Test func aStoreServingTwoBotsReadsEveryMessage() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let writer = try await PostgresStore(url: url)
+        let store = try await PostgresStore(url: url)
+        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let other = BotIdentity(id: "other", name: "Other", senderID: "bot:other")
+        let until = Date().addingTimeInterval(60)
+        var floors: [String: Int64] = [:]
+        func claim(_ bot: BotIdentity) async throws -> Intake {
+            let intake = try await store.claimPending(bot: bot.id, after: floors[bot.id] ?? 0, limit: 10, worker: "w", until: until,
+                                                      skipping: [:], holds: { _ in true })
+            floors[bot.id] = max(floors[bot.id] ?? 0, intake.readThrough)
+            return intake
+        }
+        func answer(_ bot: BotIdentity, expecting m: StoredMessage) async throws {
+            let intake = try await claim(bot)
+            #expect(intake.messages.map(\.id) == [m.id], "\(bot.id): \(intake.messages.map(\.text))")
+            let state = intake.states?[m.conversationID]
+            #expect(try await store.commit(ConformanceSuite.sampleCommit(m, after: state, reply: "\(bot.id): \(m.text)", bot: bot)) == .committed)
+        }
+        for text in ["one", "two", "three"] {
+            let generation = try #require(store.changeSignal?.generation)
+            let m = try await customer(writer, "t", text)
+            await store.changeSignal?.wait(since: generation, timeout: .seconds(5))
+            try await answer(Self.bot, expecting: m)
+            try await answer(other, expecting: m)
+        }
+        #expect(store.takenFromNotifications == 0)
+        let replies = try await writer.transcript(conversation: "t").filter { $0.from == .bot }.map(\.text)
+        #expect(replies == ["\(Self.bot.id): one", "other: one", "\(Self.bot.id): two", "other: two", "\(Self.bot.id): three", "other: three"])
+        try await store.close()
+        try await writer.close()
+    }
+
     /// `intake: poll`: no trigger is installed, and a waiting worker still sees a new message
     /// within the poll interval.
     @Test func pollingIntake() async throws {
