@@ -28,9 +28,9 @@ public final class Worker: Sendable {
         public var groupCommit = true
         /// How long a claimed conversation stays this worker's without renewal.
         public var lease: TimeInterval = 30
-        /// While work flows, the bot's cursor moves at most this often (and whenever the worker
-        /// runs out of work): moving it costs a few statements, and a read from the cursor walks
-        /// the done messages after it.
+        /// The bot's cursor moves at most this often, while work flows and when the worker runs
+        /// out of work (a move owed then is made once due): moving it costs a few statements,
+        /// and a read from the cursor walks the done messages after it.
         public var cursorInterval: Duration = .milliseconds(250)
         /// Reads go on from after the last batch, and go back to the cursor this often, for
         /// what they passed over: other workers' conversations, whose leases may have expired
@@ -268,10 +268,11 @@ public final class Worker: Sendable {
         // While work flows the cursor moves in the background: moving it takes a statement that
         // walks the done messages since the last move, and the loop waiting for it held up the
         // messages arriving meanwhile (a tail of the latency). `moved` is its result. When the
-        // worker runs out of work it waits for the move (`advance`).
+        // worker runs out of work and a move is due, it waits for the move (`advance`).
         // Workers sharing the bot share its cursor, and a move walks every message since the
         // last: while work flows the first of them moves it (`mover`), the others read where it
-        // is and move it only once in four intervals; each moves it when it runs out of work.
+        // is and move it only once in four intervals; each moves it when it runs out of work
+        // (at most once an interval, too).
         let moved = Locked<Int64?>(nil)   // the cursor a move left (-1: it failed)
         var moving: Task<Void, Never>?
         func startMoving(mover: Bool = true) {
@@ -412,7 +413,13 @@ public final class Worker: Sendable {
                 }
                 if batch.isEmpty {
                     // The cursor only saves reading done messages again: move it when idle.
-                    if committedSinceAdvance { await advance() }
+                    // At most once per `cursorInterval` (at 1,000 messages a second the
+                    // worker runs out of work after most commits); a move owed waits no longer.
+                    var wait = options.idleWait
+                    if committedSinceAdvance {
+                        let due = options.cursorInterval - (ContinuousClock.now - advanced)
+                        if due <= .zero { await advance() } else { wait = min(wait, due) }
+                    }
                     if !reportedReady {
                         reportedReady = true
                         if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
@@ -420,9 +427,9 @@ public final class Worker: Sendable {
                     }
                     if skipped, let signal, let generation {
                         // Nothing new was signalled: wait for the next signal.
-                        await signal.wait(since: generation, timeout: options.idleWait)
+                        await signal.wait(since: generation, timeout: wait)
                     } else {
-                        try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: options.idleWait)
+                        try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: wait)
                     }
                     continue
                 }
