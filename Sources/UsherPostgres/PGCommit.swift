@@ -222,15 +222,28 @@ struct PGCommit {
         var committed: [Int] = []
         var overtaken: [Bool] = []
         var handoffs = HandoffRounds()
+        var links = BatchLinks()
         // `batch[i].…` rather than a copy of each commit: copying one retains every string in it.
         for i in batch.indices {
             let k = pairs.of[i]
             let seq = batch[i].inbound.seq
             let mark = Pair(bot: batch[i].bot, conversation: PGText.clean(batch[i].inbound.id))
-            if done.contains(mark) { results.append(.duplicate); continue }
-            let earlier = undone[k].contains { $0 < seq && !doneSeqs[k].contains($0) }
-            if earlier { results.append(.outOfOrder); continue }
-            if version[k] != batch[i].expectedVersion { results.append(.conflict); continue }
+            let unwritten: CommitResult? = if done.contains(mark) {
+                .duplicate
+            } else if let result = links.unwritten(batch[i]) {
+                result
+            } else if undone[k].contains(where: { $0 < seq && !doneSeqs[k].contains($0) }) {
+                .outOfOrder
+            } else if version[k] != batch[i].expectedVersion {
+                .conflict
+            } else {
+                nil
+            }
+            links.record(batch[i], unwritten ?? .committed)
+            if let unwritten {
+                results.append(unwritten)
+                continue
+            }
             results.append(.committed)
             done.insert(mark)
             doneSeqs[k].append(seq)

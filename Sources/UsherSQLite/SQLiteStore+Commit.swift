@@ -8,8 +8,16 @@ extension SQLiteStore {
 
     /// Checks and writes one commit inside the caller's transaction (or savepoint), on the
     /// connection's thread. The checks come first and write nothing, so a result other than
-    /// `.committed` leaves the database as it was.
-    static func write(_ c: Commit, _ db: SQLiteConnection, now: Date) throws -> CommitResult {
+    /// `.committed` leaves the database as it was. In a batch, `links` says whether a commit
+    /// before it in its conversation was not written (then it is not either, `BatchLinks`) and
+    /// learns its result.
+    static func write(_ c: Commit, _ db: SQLiteConnection, now: Date, links: inout BatchLinks) throws -> CommitResult {
+        let result = try write(c, db, now: now, unwritten: links.unwritten(c))
+        links.record(c, result)
+        return result
+    }
+
+    static func write(_ c: Commit, _ db: SQLiteConnection, now: Date, unwritten: CommitResult? = nil) throws -> CommitResult {
         let conversation = c.inbound.conversationID
 
         // 1. The stored version, owner and per-conversation watermark.
@@ -32,6 +40,7 @@ extension SQLiteStore {
 
         // 2. Done already (at or below the watermark): at-least-once intake, exactly-once effects.
         if c.inbound.seq <= lastSeq { return .duplicate }
+        if let unwritten { return unwritten }
 
         // 3. Per-conversation order: no inbound message of the conversation between the watermark
         //    and this one (any there is not done).

@@ -423,7 +423,8 @@ public final class SQLiteStore: ChatStore {
             do {
                 return try Self.transaction(db) {
                     let now = clock()
-                    return (try batch.map { try Self.write($0, db, now: now) }, nil)
+                    var links = BatchLinks()
+                    return (try batch.map { try Self.write($0, db, now: now, links: &links) }, nil)
                 }
             } catch let error as StoreError where Self.isLocalToOneCommit(error) {
                 // Rolled back; written again below, each commit in its own savepoint.
@@ -433,10 +434,11 @@ public final class SQLiteStore: ChatStore {
                 var out: [CommitResult] = []
                 var failure: StoreError?
                 out.reserveCapacity(batch.count)
+                var links = BatchLinks()
                 for c in batch {
                     try db.run(.savepoint)
                     do {
-                        let r = try Self.write(c, db, now: now)
+                        let r = try Self.write(c, db, now: now, links: &links)
                         if r != .committed { try db.run(.rollbackToSavepoint) }
                         try db.run(.release)
                         out.append(r)
@@ -444,6 +446,7 @@ public final class SQLiteStore: ChatStore {
                         try db.run(.rollbackToSavepoint)
                         try db.run(.release)
                         out.append(.conflict)   // not written; replaced by the error below
+                        links.record(c, .conflict)
                         if failure == nil {
                             failure = StoreError("batch-partly-failed",
                                                  "commit of message '\(c.inbound.id)' failed and was rolled back alone; "

@@ -123,7 +123,8 @@ public protocol ChatStore: Sendable {
 
     /// Group commit: writes each commit as `commit(_:)` would, in order (a later commit sees the
     /// effects of earlier ones in the batch), and returns one result per commit. A conflict or a
-    /// duplicate in the batch does not undo the others. Stores that can write the whole batch in
+    /// duplicate in the batch does not undo the others, but a conversation's commits after one
+    /// that was not written are not written either (`BatchLinks`). Stores that can write the whole batch in
     /// one transaction do so; the default commits one by one.
     func commit(batch: [Commit]) async throws -> [CommitResult]
 }
@@ -198,11 +199,18 @@ extension ChatStore {
                       readThrough: max(cursor, through))
     }
 
-    /// One `commit(_:)` per commit, in order.
+    /// One `commit(_:)` per commit, in order; a commit after one of its conversation that was not
+    /// written is not tried (`BatchLinks`).
     public func commit(batch: [Commit]) async throws -> [CommitResult] {
         var results: [CommitResult] = []
         results.reserveCapacity(batch.count)
-        for c in batch { results.append(try await commit(c)) }
+        var links = BatchLinks()
+        for c in batch {
+            let result: CommitResult
+            if let unwritten = links.unwritten(c) { result = unwritten } else { result = try await commit(c) }
+            links.record(c, result)
+            results.append(result)
+        }
         return results
     }
 }

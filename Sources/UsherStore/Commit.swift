@@ -49,6 +49,38 @@ public enum CommitResult: String, Sendable, Hashable {
     case outOfOrder
 }
 
+/// The links between a batch's commits (`ChatStore.commit(batch:)`): a commit that expects the
+/// version the commit before it in its conversation (and bot) decided was decided from that
+/// one's state. When that one is not written — done already, perhaps by another writer with
+/// another decision; in conflict; out of order — the state this one was decided from is not
+/// the stored one, even where the stored version happens to be the one it expects: it is not
+/// written either (`.conflict`; `.outOfOrder` after an out-of-order one), unless its own
+/// message is done (`.duplicate`, which a store checks first when it can). The worker then
+/// decides it again from the stored state — also after a batch it wrote before and writes
+/// again (its outcome lost with a connection): a commit after one found done is decided again
+/// rather than trusted, at the cost of one more round trip.
+public struct BatchLinks: Sendable {
+    /// By bot and conversation: the version its last commit so far decided, and what that commit
+    /// came back as.
+    private var last: [String: (version: Int, result: CommitResult)] = [:]
+
+    public init() {}
+
+    private static func key(_ c: Commit) -> String { c.bot + "\u{0}" + c.inbound.conversationID }
+
+    /// What `c` comes back as without being checked further, because it was decided from the
+    /// state of a commit before it that was not written; nil: check it.
+    public func unwritten(_ c: Commit) -> CommitResult? {
+        guard let before = last[Self.key(c)], before.result != .committed, before.version == c.expectedVersion else { return nil }
+        return before.result == .outOfOrder ? .outOfOrder : .conflict
+    }
+
+    /// Notes what `c` came back as.
+    public mutating func record(_ c: Commit, _ result: CommitResult) {
+        last[Self.key(c)] = (c.state.version, result)
+    }
+}
+
 /// A bot message or system notice to write.
 public struct OutgoingMessage: Sendable, Hashable, Codable {
     /// `bot:inbound-id:index` — unique in the store; writing the same key twice keeps one row.

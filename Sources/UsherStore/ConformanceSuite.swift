@@ -17,7 +17,7 @@ public struct ConformanceSuite: Sendable {
 
     /// The names of the checks, for parameterised tests.
     public static let checks = [
-        "ordering", "equal-timestamps", "redelivery", "duplicate-commit", "compare-and-set",
+        "ordering", "equal-timestamps", "redelivery", "duplicate-commit", "batch-after-duplicate", "compare-and-set",
         "per-conversation-order", "racing-commits", "crash-between-steps", "cursor", "leases", "claim-pending",
         "shares",
         "inbox", "notifications", "close-events", "transcript", "idempotent-append", "agent-overtakes",
@@ -35,6 +35,7 @@ public struct ConformanceSuite: Sendable {
             case "equal-timestamps": try await equalTimestamps(store, expect)
             case "redelivery": try await redelivery(store, expect)
             case "duplicate-commit": try await duplicateCommit(store, expect)
+            case "batch-after-duplicate": try await batchAfterDuplicate(store, expect)
             case "compare-and-set": try await compareAndSet(store, expect)
             case "per-conversation-order": try await perConversationOrder(store, expect)
             case "racing-commits": try await racingCommits(store, expect)
@@ -141,6 +142,27 @@ public struct ConformanceSuite: Sendable {
         expect(first == .committed && second == .duplicate, "the same commit twice: committed, then duplicate (got \(first), \(second))")
         expect(before == after && after.count == 2, "a duplicate commit writes nothing (\(after.count) messages)")
         expect(try await store.state(bot: Self.bot.id, conversation: "c")?.version == 1, "state written once")
+    }
+
+    /// A batch decided a conversation's two messages, the second from the state the first left;
+    /// another writer did the first meanwhile, with another decision. The first is a duplicate,
+    /// and the second is not written though the stored version is the one it expects
+    /// (`BatchLinks`): it was decided from a state the store does not hold.
+    private func batchAfterDuplicate(_ store: any ChatStore, _ expect: Expect) async throws {
+        let m1 = try await customer(store, "c", "one"), m2 = try await customer(store, "c", "two")
+        var theirs = Self.sampleCommit(m1, after: nil, reply: "theirs")
+        theirs.state.tags = ["theirs"]
+        expect(try await store.commit(theirs) == .committed, "another writer commits the first message")
+        let mine = Self.sampleCommit(m1, after: nil, reply: "mine")
+        let next = Self.sampleCommit(m2, after: mine.state, reply: "mine too")
+        let results = try await store.commit(batch: [mine, next])
+        expect(results == [.duplicate, .conflict], "the first done, the second decided from its state not written (got \(results))")
+        let stored = try await store.state(bot: Self.bot.id, conversation: "c")
+        expect(stored?.tags == ["theirs"] && stored?.version == 1, "the state is the other writer's (\(String(describing: stored)))")
+        let again = Self.sampleCommit(m2, after: stored, reply: "after theirs")
+        expect(try await store.commit(batch: [again]) == [.committed], "decided again from the stored state, it commits")
+        let replies = try await store.transcript(conversation: "c").filter { $0.from == .bot }.map(\.text)
+        expect(replies == ["theirs", "after theirs"], "replies: \(replies)")
     }
 
     private func compareAndSet(_ store: any ChatStore, _ expect: Expect) async throws {

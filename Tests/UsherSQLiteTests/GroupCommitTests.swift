@@ -42,7 +42,10 @@ struct GroupCommitTests {
         let c2 = Fixture.commit(m2, after: c1.state, reply: "r2")
         // Out of order inside the batch: m2 first cannot commit, m1 then can.
         #expect(try await store.commit(batch: [c2, c1]) == [.outOfOrder, .committed])
-        #expect(try await store.commit(batch: [c1, c2]) == [.duplicate, .committed])
+        // m1 done already: m2, decided from the state c1 decided, is decided again (`BatchLinks`).
+        #expect(try await store.commit(batch: [c1, c2]) == [.duplicate, .conflict])
+        let stored = try await store.state(bot: Fixture.bot.id, conversation: "c")
+        #expect(try await store.commit(batch: [Fixture.commit(m2, after: stored, reply: "r2")]) == [.committed])
         #expect(try await store.state(bot: Fixture.bot.id, conversation: "c")?.version == 2)
         #expect(try await store.transcript(conversation: "c").map(\.text) == ["1", "2", "r1", "r2"])
         #expect(try await store.pending(bot: Fixture.bot.id, after: 0, limit: 10).isEmpty)
