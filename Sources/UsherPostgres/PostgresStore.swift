@@ -462,8 +462,11 @@ public final class PostgresStore: ChatStore {
                 // helpdesk's column, say). Find which, and mark that message done with the
                 // reason instead of retrying it forever.
                 if batch.count > 1 {
+                    // One by one, linked as in the batch (`BatchLinks`): a commit decided from
+                    // one found done or quarantined (its state not written) is not written.
                     var out: [CommitResult] = []
-                    for c in batch { out.append(contentsOf: try await self.commit(batch: [c])) }
+                    var links = BatchLinks()
+                    for c in batch { out.append(try await links.result(of: c) { try await self.commit(batch: [c])[0] }) }
                     return out
                 }
                 let reason = "\(error.code): \(error.message)"

@@ -205,12 +205,7 @@ extension ChatStore {
         var results: [CommitResult] = []
         results.reserveCapacity(batch.count)
         var links = BatchLinks()
-        for c in batch {
-            let result: CommitResult
-            if let unwritten = links.unwritten(c) { result = unwritten } else { result = try await commit(c) }
-            links.record(c, result)
-            results.append(result)
-        }
+        for c in batch { results.append(try await links.result(of: c) { try await commit(c) }) }
         return results
     }
 }

@@ -79,6 +79,15 @@ public struct BatchLinks: Sendable {
     public mutating func record(_ c: Commit, _ result: CommitResult) {
         last[Self.key(c)] = (c.state.version, result)
     }
+
+    /// `c`'s result in a batch written one commit at a time: `write` (its commit alone) unless a
+    /// commit before it says it is not written; noted either way.
+    public mutating func result(of c: Commit, _ write: () async throws -> CommitResult) async rethrows -> CommitResult {
+        let result: CommitResult
+        if let unwritten = unwritten(c) { result = unwritten } else { result = try await write() }
+        record(c, result)
+        return result
+    }
 }
 
 /// A bot message or system notice to write.
