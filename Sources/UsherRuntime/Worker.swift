@@ -452,7 +452,8 @@ public final class Worker: Sendable {
                 }, prepared.order))
             }
             while try await finishWriting() != nil {}
-            await moving?.value
+            // A move owed (the last commits came less than `cursorInterval` before the stop).
+            if committedSinceAdvance { await advance() } else { await moving?.value }
         } catch {
             // Whatever was in flight finishes (or fails) before the error goes up.
             for w in writing { _ = try? await w.task.value }
