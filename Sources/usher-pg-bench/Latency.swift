@@ -24,6 +24,9 @@ enum Latency {
         var halves: String
         /// Messages the worker took from their NOTIFY without reading them.
         var takenFromNotifications = 0
+        /// The benchmark's process — the responder, and the wait for it — while the messages
+        /// came and were answered: CPU seconds and context switches.
+        var clientCPU = 0.0, clientSwitches = 0
     }
 
     enum Feeder: String { case pgbench, store }
@@ -80,6 +83,7 @@ enum Latency {
         let clock = ContinuousClock()
         let start = clock.now + .milliseconds(10)
         let finished: ContinuousClock.Instant
+        let cpuBefore = cpuSeconds(), switchesBefore = contextSwitches()
         switch feeder {
         case .pgbench:
             // Message i (i = n × clients + client) in conversation i mod conversations, written
@@ -150,6 +154,7 @@ enum Latency {
             }
             try await Task.sleep(for: .milliseconds(5))
         }
+        let clientCPU = cpuSeconds() - cpuBefore, clientSwitches = contextSwitches() - switchesBefore
         // The two halves of the way, for each conversation's first message (whose read wrote
         // the conversation's lease, so the lease's commit time is when it was read): message →
         // read, read → reply; p50, p90, p99 of each. Before the worker stops (it gives the
@@ -189,7 +194,8 @@ enum Latency {
         let f = out.split(separator: "\t").map { Double($0) ?? .nan }
         guard f.count == 6 else { throw BenchError("latency query: \(out)") }
         return Result(p50: f[0], p99: f[1], max: f[2], clientP50: f[3], clientP99: f[4], count: Int(f[5]), offered: offered,
-                      profile: profile, seconds: ran, halves: halves, takenFromNotifications: workerStore.takenFromNotifications)
+                      profile: profile, seconds: ran, halves: halves, takenFromNotifications: workerStore.takenFromNotifications,
+                      clientCPU: clientCPU, clientSwitches: clientSwitches)
     }
 
     /// What the latency run needs of whoever answers: how many messages it answered, and how to

@@ -125,6 +125,13 @@ func cpuSeconds(children: Bool = false) -> Double {
     return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
 }
 
+/// Context switches of this process so far (voluntary and not).
+func contextSwitches() -> Int {
+    var u = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    return Int(u.ru_nvcsw + u.ru_nivcsw)
+}
+
 /// Seconds of a duration.
 func seconds(_ d: Duration) -> Double {
     Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18

@@ -278,7 +278,9 @@ func main() async throws {
             print("round \(round), latency at \(fmt(Double(rate))) msg/s offered (\(fmt(l.offered)) achieved by 4 writers, "
                   + "\(l.count) replies): commit → commit p50 \(fmt(l.p50, 2)) ms, p99 \(fmt(l.p99, 2)) ms, max \(fmt(l.max, 1)) ms; "
                   + "message time → reply time p50 \(fmt(l.clientP50, 2)) ms, p99 \(fmt(l.clientP99, 2)) ms   [load before: \(load)]")
-            print("    \(fmt(Double(l.takenFromNotifications))) of the messages taken from their notification without a read")
+            print("    \(fmt(Double(l.takenFromNotifications))) of the messages taken from their notification without a read; "
+                  + "the worker's process \(fmt(l.clientCPU * 1e6 / Double(max(1, l.count)), 1)) µs of CPU and "
+                  + "\(fmt(Double(l.clientSwitches) / Double(max(1, l.count)), 1)) context switches a message")
             if !l.halves.isEmpty {
                 let f = l.halves.split(separator: "\t")
                 if f.count == 3 {
@@ -289,7 +291,8 @@ func main() async throws {
                 let f = try await Latency.run(server, responder: .floor, rate: rate, seconds: latencySeconds, writers: 4, feeder: feeder)
                 floors.append(f)
                 print("    the floor, in the same round (\(fmt(f.offered)) msg/s achieved, \(f.count) replies): commit → commit "
-                      + "p50 \(fmt(f.p50, 2)) ms, p99 \(fmt(f.p99, 2)) ms, max \(fmt(f.max, 1)) ms")
+                      + "p50 \(fmt(f.p50, 2)) ms, p99 \(fmt(f.p99, 2)) ms, max \(fmt(f.max, 1)) ms; "
+                      + "its process \(fmt(f.clientCPU * 1e6 / Double(max(1, f.count)), 1)) µs of CPU a message")
             }
             if round == 1 || profileAll {
                 // Per group commit: what the worker's statements cost on the server.
