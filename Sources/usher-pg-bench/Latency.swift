@@ -27,6 +27,8 @@ enum Latency {
         /// The benchmark's process — the responder, and the wait for it — while the messages
         /// came and were answered: CPU seconds and context switches.
         var clientCPU = 0.0, clientSwitches = 0
+        /// The worker's commits that came back other than committed, by result (none for the floor).
+        var notCommitted: [String: Int] = [:]
     }
 
     enum Feeder: String { case pgbench, store }
@@ -195,7 +197,10 @@ enum Latency {
         guard f.count == 6 else { throw BenchError("latency query: \(out)") }
         return Result(p50: f[0], p99: f[1], max: f[2], clientP50: f[3], clientP99: f[4], count: Int(f[5]), offered: offered,
                       profile: profile, seconds: ran, halves: halves, takenFromNotifications: workerStore.takenFromNotifications,
-                      clientCPU: clientCPU, clientSwitches: clientSwitches)
+                      clientCPU: clientCPU, clientSwitches: clientSwitches,
+                      notCommitted: Dictionary(uniqueKeysWithValues: ["duplicate", "conflict", "outOfOrder"].map {
+                          ($0, Int(metrics.value("usher_commits_total", ["bot": "bench", "result": $0]) ?? 0))
+                      }))
     }
 
     /// What the latency run needs of whoever answers: how many messages it answered, and how to

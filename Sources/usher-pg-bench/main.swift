@@ -280,7 +280,8 @@ func main() async throws {
                   + "message time → reply time p50 \(fmt(l.clientP50, 2)) ms, p99 \(fmt(l.clientP99, 2)) ms   [load before: \(load)]")
             print("    \(fmt(Double(l.takenFromNotifications))) of the messages taken from their notification without a read; "
                   + "the worker's process \(fmt(l.clientCPU * 1e6 / Double(max(1, l.count)), 1)) µs of CPU and "
-                  + "\(fmt(Double(l.clientSwitches) / Double(max(1, l.count)), 1)) context switches a message")
+                  + "\(fmt(Double(l.clientSwitches) / Double(max(1, l.count)), 1)) context switches a message; commits "
+                  + l.notCommitted.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             if !l.halves.isEmpty {
                 let f = l.halves.split(separator: "\t")
                 if f.count == 3 {
