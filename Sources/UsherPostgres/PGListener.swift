@@ -90,12 +90,22 @@ final class PGListener: Sendable {
         /// taken for a new message (at most `maxNotes`, the oldest dropped first: a late NOTIFY
         /// then costs a commit that finds its message done).
         var taken: Set<Int64> = []
+        /// Nothing at or below it is kept: a read covered it (a late NOTIFY of such a message
+        /// is not noted), so a claim after it — every claim taken from the notes — costs no scan.
+        var covered: Int64 = 0
 
         /// Drops what is at or below `seq`: a read from there covers it.
         mutating func prune(through seq: Int64) {
-            if pending.keys.contains(where: { $0 <= seq }) { pending = pending.filter { $0.key > seq } }
-            if taken.contains(where: { $0 <= seq }) { taken = taken.filter { $0 > seq } }
+            guard seq > covered else { return }
+            covered = seq
+            pending = pending.filter { $0.key > seq }
+            taken = taken.filter { $0 > seq }
             if let d = dropped, d <= seq { dropped = nil }
+        }
+
+        /// Keeps `note` unless a read covered it or a claim took it.
+        mutating func add(_ note: Note) {
+            if note.seq > covered, !taken.contains(note.seq) { pending[note.seq] = note }
         }
     }
 
@@ -191,7 +201,7 @@ final class PGListener: Sendable {
                 if !notified.isEmpty {
                     let notes = notified.compactMap { Note(payload: $0.payload) }
                     let kept = buffer.withLock { b -> Bool in
-                        for n in notes where !b.taken.contains(n.seq) { b.pending[n.seq] = n }
+                        for n in notes { b.add(n) }
                         if b.pending.count <= maxNotes { return true }
                         b.dropped = [b.dropped, b.pending.keys.max()].compactMap { $0 }.max()
                         b.pending.removeAll()
