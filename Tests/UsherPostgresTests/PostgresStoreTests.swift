@@ -15,6 +15,10 @@ struct PostgresStoreTests {
     static let bot = ConformanceSuite.bot
 
     func customer(_ store: PostgresStore, _ conversation: String, _ text: String, id: String = UUID().uuidString) async throws -> StoredMessage {
+        try await Self.customer(store, conversation, text, id: id)
+    }
+
+    static func customer(_ store: PostgresStore, _ conversation: String, _ text: String, id: String = UUID().uuidString) async throws -> StoredMessage {
         try await store.append(NewMessage(id: id, conversationID: conversation, from: .customer, senderID: "u1", senderName: "Mei", text: text))
     }
 
@@ -480,48 +484,28 @@ struct PostgresStoreTests {
     /// conversation not held, a message too long for a NOTIFY, and a state changed behind the
     /// store's back (the commit finds a conflict) go back to reading.
     @Test func aHeldConversationsNextMessageIsTakenFromItsNotification() async throws {
-        let url = try await TestDB.server.createDatabase()
-        let writer = try await PostgresStore(url: url)
-        let store = try await PostgresStore(url: url)
-        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let f = try await NotifyFixture()
+        let writer = f.writer, store = f.store
         let bot = Self.bot.id
         let until = Date().addingTimeInterval(60)
-        var floor: Int64 = 0   // where the next claim starts, as the worker keeps it
-        func claim(holding held: Set<String>, share: Share = .all) async throws -> Intake {
-            let intake = try await store.claimPending(bot: bot, after: floor, limit: 10, worker: "w", until: until, skipping: [:],
-                                                      share: share, holds: { held.contains($0) })
-            floor = max(floor, intake.readThrough)
-            return intake
-        }
-        /// Appends a customer message and waits until the store has its NOTIFY.
-        func notified(_ conversation: String, _ text: String) async throws -> StoredMessage {
-            let generation = try #require(store.changeSignal?.generation)
-            let m = try await customer(writer, conversation, text)
-            await store.changeSignal?.wait(since: generation, timeout: .seconds(5))
-            return m
-        }
-        func commit(_ intake: Intake, reply: String) async throws -> CommitResult {
-            let m = try #require(intake.messages.first)
-            return try await store.commit(ConformanceSuite.sampleCommit(m, after: intake.states?[m.conversationID], reply: reply))
-        }
         // The first claim reads (the store does not know its bot yet); the message is answered.
-        let m1 = try await notified("t", "one")
-        let first = try await claim(holding: [])
+        let m1 = try await f.notified("t", "one")
+        let first = try await f.claim(holding: [])
         #expect(first.messages.map(\.id) == [m1.id] && store.takenFromNotifications == 0)
-        #expect(try await commit(first, reply: "r1") == .committed)
+        #expect(try await f.commit(first, reply: "r1") == .committed)
         // The next one comes from its NOTIFY: the same message a read returns, the state as stored.
-        let m2 = try await notified("t", "two\n\"quoted\" \\ é")
-        let floorBeforeTake = floor
-        let taken = try await claim(holding: ["t"])
+        let m2 = try await f.notified("t", "two\n\"quoted\" \\ é")
+        let floorBeforeTake = f.floor()
+        let taken = try await f.claim(holding: ["t"])
         #expect(store.takenFromNotifications == 1)
         #expect(taken.messages == [m2], "\(taken.messages) against \(m2)")
         #expect(taken.readThrough == floorBeforeTake, "a claim without a read covers nothing")
         let stored = try await store.state(bot: bot, conversation: "t")
         #expect(taken.states?["t"] == stored && stored?.version == 1)
-        #expect(try await commit(taken, reply: "r2") == .committed)
+        #expect(try await f.commit(taken, reply: "r2") == .committed)
         // Updated in the transaction that inserted it: the update's NOTIFY (the seq alone) comes
         // after the insert's, and the message is read as it was committed.
-        let database = PostgresTestServer.database(of: url)
+        let database = f.database
         let beforeEdit = try #require(store.changeSignal?.generation)
         try await TestDB.server.psql("""
             BEGIN;
@@ -531,74 +515,66 @@ struct PostgresStoreTests {
             """, database: database)
         await store.changeSignal?.wait(since: beforeEdit, timeout: .seconds(5))
         try await Task.sleep(for: .milliseconds(100))   // both NOTIFYs of the transaction
-        let edited = try await claim(holding: ["t"])
+        let edited = try await f.claim(holding: ["t"])
         #expect(edited.messages.map(\.text) == ["as sent"] && store.takenFromNotifications == 1)
-        #expect(try await commit(edited, reply: "r2b") == .committed)
+        #expect(try await f.commit(edited, reply: "r2b") == .committed)
         // Not held: read.
-        let m3 = try await notified("t", "three")
-        let notHeld = try await claim(holding: [])
+        let m3 = try await f.notified("t", "three")
+        let notHeld = try await f.claim(holding: [])
         #expect(notHeld.messages.map(\.id) == [m3.id] && store.takenFromNotifications == 1)
-        #expect(try await commit(notHeld, reply: "r3") == .committed)
+        #expect(try await f.commit(notHeld, reply: "r3") == .committed)
         // Too long for a NOTIFY (its payload is the seq alone): read.
-        let long = try await notified("t", String(repeating: "x", count: 9_000))
-        let read = try await claim(holding: ["t"])
+        let long = try await f.notified("t", String(repeating: "x", count: 9_000))
+        let read = try await f.claim(holding: ["t"])
         #expect(read.messages.map(\.id) == [long.id] && store.takenFromNotifications == 1)
-        #expect(try await commit(read, reply: "r4") == .committed)
+        #expect(try await f.commit(read, reply: "r4") == .committed)
         // Another writer moves the state on (and a read passes its message, done, on its way to
         // another conversation's): the next note
         // is taken with the state the store knows, the commit conflicts, and the store reads the
         // conversation again.
-        let floorBefore = floor
-        let m5 = try await notified("t", "five")
+        let floorBefore = f.floor()
+        let m5 = try await f.notified("t", "five")
         let behind = try #require(try await writer.state(bot: bot, conversation: "t"))
         #expect(try await writer.commit(ConformanceSuite.sampleCommit(m5, after: behind, reply: "elsewhere")) == .committed)
-        let u = try await notified("u", String(repeating: "y", count: 9_000))
-        #expect(try await claim(holding: []).messages.map(\.id) == [u.id] && floor >= u.seq && floor > floorBefore)
-        let m6 = try await notified("t", "six")
-        let stale = try await claim(holding: ["t"])
+        let u = try await f.notified("u", String(repeating: "y", count: 9_000))
+        #expect(try await f.claim(holding: []).messages.map(\.id) == [u.id] && f.floor() >= u.seq && f.floor() > floorBefore)
+        let m6 = try await f.notified("t", "six")
+        let stale = try await f.claim(holding: ["t"])
         #expect(stale.messages.map(\.id) == [m6.id] && store.takenFromNotifications == 2)
-        #expect(try await commit(stale, reply: "r6") == .conflict)
-        let again = try await claim(holding: ["t"])
+        #expect(try await f.commit(stale, reply: "r6") == .conflict)
+        let again = try await f.claim(holding: ["t"])
         #expect(again.messages.map(\.id) == [m6.id] && store.takenFromNotifications == 2)
-        #expect(try await commit(again, reply: "r6") == .committed)
+        #expect(try await f.commit(again, reply: "r6") == .committed)
         let replies = try await writer.transcript(conversation: "t").filter { $0.from == .bot }.map(\.text)
         #expect(replies == ["r1", "r2", "r2b", "r3", "r4", "elsewhere", "r6"])
         // A new conversation's first message, for a worker alone in its share: taken, no state.
-        let v1 = try await notified("v", "new here")
-        let new = try await claim(holding: [])
+        let v1 = try await f.notified("v", "new here")
+        let new = try await f.claim(holding: [])
         #expect(new.messages.map(\.id) == [v1.id] && new.states?["v"] == nil && store.takenFromNotifications == 3)
-        #expect(try await commit(new, reply: "hello v") == .committed)
+        #expect(try await f.commit(new, reply: "hello v") == .committed)
         // With other workers sharing the bot, a new conversation's first message is read (its
         // lease is taken with it).
-        let w1 = try await notified("w", "new too")
-        _ = try await claim(holding: [], share: Share(index: 0, count: 2))
+        let w1 = try await f.notified("w", "new too")
+        _ = try await f.claim(holding: [], share: Share(index: 0, count: 2))
         #expect(store.takenFromNotifications == 3)
-        _ = try await claim(holding: [], share: Share(index: 1, count: 2))
+        _ = try await f.claim(holding: [], share: Share(index: 1, count: 2))
         #expect(store.takenFromNotifications == 3)
         let leased = try await writer.claim(bot: bot, conversations: ["w"], worker: "other", until: until)
         #expect(leased.isEmpty, "\(w1.conversationID) is leased by the read")
-        try await store.close()
-        try await writer.close()
+        try await f.close()
     }
 
     /// More notified messages than the store keeps: they are dropped, and until a read covers
     /// them the store still says there is something to read (else the worker would skip reads
     /// and leave them for the rescans).
     @Test func notesDroppedPastTheLimitAreStillRead() async throws {
-        let url = try await TestDB.server.createDatabase()
-        let writer = try await PostgresStore(url: url)
         var options = PostgresStore.Options()
         options.maxNotes = 3
-        let store = try await PostgresStore(url: url, options: options)
-        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
-        let bot = Self.bot.id
-        let until = Date().addingTimeInterval(60)
-        func claim(after: Int64) async throws -> Intake {
-            try await store.claimPending(bot: bot, after: after, limit: 10, worker: "w", until: until, skipping: [:], holds: { _ in false })
-        }
+        let f = try await NotifyFixture(options: options)
+        let writer = f.writer, store = f.store
         _ = try await customer(writer, "a", "zero")
         try await Task.sleep(for: .milliseconds(200))
-        let first = try await claim(after: 0)   // the store learns its bot
+        let first = try await f.claim(holding: [])   // the store learns its bot
         #expect(first.messages.count == 1)
         var last: StoredMessage?
         for i in 1...4 { last = try await customer(writer, "b\(i)", "m\(i)") }
@@ -607,11 +583,10 @@ struct PostgresStoreTests {
         let generation = try #require(store.changeSignal?.generation)
         #expect(store.notified(since: generation)?.newest == newest)
         #expect(store.notified(since: generation)?.covered(by: first.readThrough) == false, "the dropped notes are still to be read")
-        let read = try await claim(after: first.readThrough)
+        let read = try await f.claim(holding: [])   // from first.readThrough
         #expect(read.messages.map(\.text) == ["m1", "m2", "m3", "m4"] && read.readThrough >= newest)
         #expect(store.notified(since: generation)?.covered(by: read.readThrough) == true)
-        try await store.close()
-        try await writer.close()
+        try await f.close()
     }
 
     /// The LISTEN connection drops while the store could take its conversation's next message:
@@ -619,38 +594,18 @@ struct PostgresStoreTests {
     /// the new connection says nothing, and takes wait until a read has covered what the new
     /// LISTEN started after — and once one has, the next message is taken again.
     @Test func aMessageWrittenWhileTheListenerReconnectsIsRead() async throws {
-        let url = try await TestDB.server.createDatabase()
-        let database = PostgresTestServer.database(of: url)
-        let writer = try await PostgresStore(url: url)
-        let store = try await PostgresStore(url: url)
-        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
-        let bot = Self.bot.id
-        let until = Date().addingTimeInterval(60)
-        var floor: Int64 = 0
-        func claim() async throws -> Intake {
-            let intake = try await store.claimPending(bot: bot, after: floor, limit: 10, worker: "w", until: until, skipping: [:],
-                                                      holds: { $0 == "t" })
-            floor = max(floor, intake.readThrough)
-            return intake
-        }
-        func notified(_ text: String) async throws -> StoredMessage {
-            let generation = try #require(store.changeSignal?.generation)
-            let m = try await customer(writer, "t", text)
-            await store.changeSignal?.wait(since: generation, timeout: .seconds(5))
-            return m
-        }
-        func commit(_ intake: Intake, reply: String) async throws -> CommitResult {
-            let m = try #require(intake.messages.first)
-            return try await store.commit(ConformanceSuite.sampleCommit(m, after: intake.states?[m.conversationID], reply: reply))
-        }
+        let f = try await NotifyFixture()
+        let writer = f.writer, store = f.store, database = f.database
+        func claim() async throws -> Intake { try await f.claim(holding: ["t"]) }
+        func notified(_ text: String) async throws -> StoredMessage { try await f.notified("t", text) }
         let m1 = try await notified("one")
         let first = try await claim()   // the store learns its bot
         #expect(first.messages.map(\.id) == [m1.id] && store.takenFromNotifications == 0)
-        #expect(try await commit(first, reply: "r1") == .committed)
+        #expect(try await f.commit(first, reply: "r1") == .committed)
         let m2 = try await notified("two")
         let taken = try await claim()
         #expect(taken.messages.map(\.id) == [m2.id] && store.takenFromNotifications == 1)
-        #expect(try await commit(taken, reply: "r2") == .committed)
+        #expect(try await f.commit(taken, reply: "r2") == .committed)
         // The listening backend ends (waited for: it can deliver no NOTIFY after), and a message
         // is written at once, in the same psql session: before the listener connects again, 50 ms
         // of backoff later (were it later, its NOTIFY would come on the new connection: the
@@ -671,7 +626,7 @@ struct PostgresStoreTests {
         #expect(store.notified(since: before) == nil, "the new connection's wake-up does not say what came meanwhile")
         let read = try await claim()
         #expect(read.messages.map(\.id) == ["m3"] && store.takenFromNotifications == 1, "\(read.messages.map(\.text))")
-        #expect(try await commit(read, reply: "r3") == .committed)
+        #expect(try await f.commit(read, reply: "r3") == .committed)
         // That read started below the new LISTEN's start, as a backlog's would: its commit's
         // state is not kept, and the next message is read too. The one after is taken.
         for (text, reply) in [("four", "r4"), ("five", "r5")] {
@@ -680,49 +635,34 @@ struct PostgresStoreTests {
             let intake = try await claim()
             #expect(intake.messages.map(\.id) == [m.id])
             if text == "five" { #expect(store.takenFromNotifications == taken + 1, "taken again") }
-            #expect(try await commit(intake, reply: reply) == .committed)
+            #expect(try await f.commit(intake, reply: reply) == .committed)
         }
         let replies = try await writer.transcript(conversation: "t").filter { $0.from == .bot }.map(\.text)
         #expect(replies == ["r1", "r2", "r3", "r4", "r5"])
-        try await store.close()
-        try await writer.close()
+        try await f.close()
     }
 
     /// A store that two bots claim through takes nothing from its notes: each bot has its own
     /// done marks, and a note taken for one would be missing for the other. Both bots get every
     /// message from a read.
     @Test func aStoreServingTwoBotsReadsEveryMessage() async throws {
-        let url = try await TestDB.server.createDatabase()
-        let writer = try await PostgresStore(url: url)
-        let store = try await PostgresStore(url: url)
-        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let f = try await NotifyFixture()
+        let writer = f.writer, store = f.store
         let other = BotIdentity(id: "other", name: "Other", senderID: "bot:other")
-        let until = Date().addingTimeInterval(60)
-        var floors: [String: Int64] = [:]
-        func claim(_ bot: BotIdentity) async throws -> Intake {
-            let intake = try await store.claimPending(bot: bot.id, after: floors[bot.id] ?? 0, limit: 10, worker: "w", until: until,
-                                                      skipping: [:], holds: { _ in true })
-            floors[bot.id] = max(floors[bot.id] ?? 0, intake.readThrough)
-            return intake
-        }
         func answer(_ bot: BotIdentity, expecting m: StoredMessage) async throws {
-            let intake = try await claim(bot)
+            let intake = try await f.claim(bot, holding: ["t"])
             #expect(intake.messages.map(\.id) == [m.id], "\(bot.id): \(intake.messages.map(\.text))")
-            let state = intake.states?[m.conversationID]
-            #expect(try await store.commit(ConformanceSuite.sampleCommit(m, after: state, reply: "\(bot.id): \(m.text)", bot: bot)) == .committed)
+            #expect(try await f.commit(intake, reply: "\(bot.id): \(m.text)", bot: bot) == .committed)
         }
         for text in ["one", "two", "three"] {
-            let generation = try #require(store.changeSignal?.generation)
-            let m = try await customer(writer, "t", text)
-            await store.changeSignal?.wait(since: generation, timeout: .seconds(5))
+            let m = try await f.notified("t", text)
             try await answer(Self.bot, expecting: m)
             try await answer(other, expecting: m)
         }
         #expect(store.takenFromNotifications == 0)
         let replies = try await writer.transcript(conversation: "t").filter { $0.from == .bot }.map(\.text)
         #expect(replies == ["\(Self.bot.id): one", "other: one", "\(Self.bot.id): two", "other: two", "\(Self.bot.id): three", "other: three"])
-        try await store.close()
-        try await writer.close()
+        try await f.close()
     }
 
     /// `intake: poll`: no trigger is installed, and a waiting worker still sees a new message
@@ -775,5 +715,55 @@ struct PGTextArrayTests {
         #expect(PGText.array([#"say "hi" \ bye"#]) == #"{"say \"hi\" \\ bye"}"#)
         #expect(PGText.array(["a\u{0}b", "é🙂"]) == "{\"a\u{FFFD}b\",\"é🙂\"}")
         #expect(PGText.array(optional: ["x", nil, "NULL"]) == #"{"x",NULL,"NULL"}"#)
+    }
+}
+
+/// Two stores on a fresh database, for the tests of messages taken from their NOTIFY: `writer`
+/// appends as a backend would; `store` claims as a worker does — each bot's next claim from
+/// where its last one covered (`floor`), 10 messages at most, under worker "w".
+final class NotifyFixture {
+    let url: String
+    let writer: PostgresStore
+    let store: PostgresStore
+    private var floors: [String: Int64] = [:]
+    private let until = Date().addingTimeInterval(60)
+
+    init(options: PostgresStore.Options = .init()) async throws {
+        url = try await TestDB.server.createDatabase()
+        writer = try await PostgresStore(url: url)
+        store = try await PostgresStore(url: url, options: options)
+        for _ in 0..<100 where store.changeSignal == nil { try await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    var database: String { PostgresTestServer.database(of: url) }
+
+    /// Where `bot`'s next claim starts.
+    func floor(_ bot: BotIdentity = PostgresStoreTests.bot) -> Int64 { floors[bot.id] ?? 0 }
+
+    /// A claim holding the conversations `held`.
+    func claim(_ bot: BotIdentity = PostgresStoreTests.bot, holding held: Set<String>, share: Share = .all) async throws -> Intake {
+        let intake = try await store.claimPending(bot: bot.id, after: floor(bot), limit: 10, worker: "w", until: until, skipping: [:],
+                                                  share: share, holds: { held.contains($0) })
+        floors[bot.id] = max(floor(bot), intake.readThrough)
+        return intake
+    }
+
+    /// Appends a customer message and waits until the store has its NOTIFY.
+    func notified(_ conversation: String, _ text: String) async throws -> StoredMessage {
+        let generation = try #require(store.changeSignal?.generation)
+        let m = try await PostgresStoreTests.customer(writer, conversation, text)
+        await store.changeSignal?.wait(since: generation, timeout: .seconds(5))
+        return m
+    }
+
+    /// Commits the intake's first message from the state it came with, replying `reply`.
+    func commit(_ intake: Intake, reply: String, bot: BotIdentity = PostgresStoreTests.bot) async throws -> CommitResult {
+        let m = try #require(intake.messages.first)
+        return try await store.commit(ConformanceSuite.sampleCommit(m, after: intake.states?[m.conversationID], reply: reply, bot: bot))
+    }
+
+    func close() async throws {
+        try await store.close()
+        try await writer.close()
     }
 }
