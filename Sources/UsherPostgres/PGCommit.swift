@@ -43,8 +43,9 @@ struct PGCommit {
          sql.closeHandoffs].compactMap { $0 }
     }
 
-    /// The results, and whether the batch went in one round trip.
-    func write(_ db: PGConnection) throws -> (results: [CommitResult], oneRoundTrip: Bool) {
+    /// The results, and whether the batch went in one round trip. The caller's task waits for
+    /// each reply on `thread` (`PGConnection.pipeline(_:on:)`).
+    func write(_ db: PGConnection, on thread: ThreadExecutor) async throws -> (results: [CommitResult], oneRoundTrip: Bool) {
         do {
             let pairs = Pairs(batch)
             let reads = readStatements(pairs)
@@ -54,16 +55,16 @@ struct PGCommit {
                     // One implicit transaction: a pipeline without BEGIN commits at its sync point,
                     // or rolls back there when a statement fails.
                     do {
-                        try db.pipeline(reads.locks + [expectation(reads, pairs)] + writes)
+                        try await db.pipeline(reads.locks + [expectation(reads, pairs)] + writes, on: thread)
                         return (results, true)
                     } catch where error.code == "pg-\(PGSQL.batchChanged)" {
                         // Then check first.
                     }
                 }
             }
-            let r = try db.pipeline([("BEGIN", [])] + reads.statements)
+            let r = try await db.pipeline([("BEGIN", [])] + reads.statements, on: thread)
             let (results, writes) = classify(Found(Array(r.dropFirst()), reads, pairs), reads, pairs)
-            try db.pipeline(writes + [("COMMIT", [])])
+            try await db.pipeline(writes + [("COMMIT", [])], on: thread)
             return (results, false)
         } catch {
             if db.isOK { try? db.script("ROLLBACK") }

@@ -31,6 +31,9 @@ package final class PGConnection {
     /// Set when a pipeline ended in a state this class does not know how to resume from.
     private var broken = false
 
+    /// The connection's socket (-1: none).
+    var socket: Int32 { PQsocket(conn) }
+
     /// Whether the connection is still usable.
     var isOK: Bool { !broken && PQstatus(conn) == CONNECTION_OK }
 
@@ -77,6 +80,45 @@ package final class PGConnection {
     /// that leaves it aborted: the caller rolls back.
     @discardableResult
     func pipeline(_ statements: [(sql: String, params: [String?])]) throws(StoreError) -> [PGResult] {
+        var p = try send(statements)
+        while try !collect(&p) {
+            if usher_pq_wait_readable(conn, -1) < 0 { broken = true; throw lost("the connection's socket failed") }
+        }
+        return try p.end()
+    }
+
+    /// `pipeline` without blocking the thread while the server works: the caller's task waits
+    /// for the reply on `thread` — its own, which meanwhile runs other tasks and watches other
+    /// sockets (`ThreadExecutor.ready`). The statements go out as the blocking call sends them.
+    @discardableResult
+    func pipeline(_ statements: [(sql: String, params: [String?])], on thread: ThreadExecutor) async throws(StoreError) -> [PGResult] {
+        var p = try send(statements)
+        while try !collect(&p) {
+            let fd = socket
+            if fd < 0 { broken = true; throw lost("the connection has no socket") }
+            await thread.ready(fd)
+        }
+        return try p.end()
+    }
+
+    /// A pipeline sent, and what has come back of it.
+    private struct Pipeline {
+        var statements: [String]
+        var results: [PGResult] = []
+        var failure: StoreError?
+        /// Statements whose results have come.
+        var done = 0
+        /// Each statement's results end with a null: the last result was a statement's.
+        var endOfStatement = false
+
+        func end() throws(StoreError) -> [PGResult] {
+            if let failure { throw failure }
+            return results
+        }
+    }
+
+    /// Enters pipeline mode and sends `statements` and a sync point (preparing the new ones first).
+    private func send(_ statements: [(sql: String, params: [String?])]) throws(StoreError) -> Pipeline {
         var names: [String] = []
         for s in statements { names.append(try preparedName(s.sql)) }
         guard PQenterPipelineMode(conn) == 1 else { throw lost(Self.message(PQerrorMessage(conn))) }
@@ -87,25 +129,40 @@ package final class PGConnection {
             if sent != 1 { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
         }
         guard PQpipelineSync(conn) == 1 else { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
-        var results: [PGResult] = []
-        var failure: StoreError?
-        for s in statements {
-            guard let r = PQgetResult(conn) else { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
-            if PQresultStatus(r) == PGRES_PIPELINE_ABORTED {
-                PQclear(r)
-            } else {
-                do { try check(r, s.sql); results.append(PGResult(r)) } catch { failure = failure ?? error }
+        return Pipeline(statements: statements.map(\.sql))
+    }
+
+    /// Takes in what the server has sent of the pipeline's results, without waiting for more;
+    /// true once its sync point has come (then back to one statement at a time).
+    private func collect(_ p: inout Pipeline) throws(StoreError) -> Bool {
+        if PQconsumeInput(conn) == 0 { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
+        while PQisBusy(conn) == 0 {
+            let next = PQgetResult(conn)
+            if p.endOfStatement {
+                if let extra = next { PQclear(extra) } else { p.endOfStatement = false }
+                continue
             }
-            // Each statement's results end with a null.
-            while let extra = PQgetResult(conn) { PQclear(extra) }
+            guard let r = next else {
+                broken = true
+                throw lost(p.done < p.statements.count ? Self.message(PQerrorMessage(conn)) : "the pipeline ended without its sync point")
+            }
+            if p.done < p.statements.count {
+                if PQresultStatus(r) == PGRES_PIPELINE_ABORTED {
+                    PQclear(r)
+                } else {
+                    do { try check(r, p.statements[p.done]); p.results.append(PGResult(r)) } catch { p.failure = p.failure ?? error }
+                }
+                p.done += 1
+                p.endOfStatement = true
+                continue
+            }
+            // The sync point.
+            let synced = PQresultStatus(r) == PGRES_PIPELINE_SYNC
+            PQclear(r)
+            guard synced, PQexitPipelineMode(conn) == 1 else { broken = true; throw lost("the pipeline did not end cleanly") }
+            return true
         }
-        // The sync point, then back to one statement at a time.
-        guard let sync = PQgetResult(conn) else { broken = true; throw lost("the pipeline ended without its sync point") }
-        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
-        PQclear(sync)
-        guard synced, PQexitPipelineMode(conn) == 1 else { broken = true; throw lost("the pipeline did not end cleanly") }
-        if let failure { throw failure }
-        return results
+        return false
     }
 
     /// Runs several statements (no parameters) in one round trip: migrations, BEGIN/COMMIT.

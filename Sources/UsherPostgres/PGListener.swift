@@ -2,9 +2,13 @@ import Foundation
 import Synchronization
 import UsherStore
 
-/// A thread with its own connection that LISTENs on the store's channel and wakes waiters on
-/// every NOTIFY. When the connection drops it reconnects with backoff and, once back, wakes the
-/// waiters anyway: the worker then reads from its cursor, so what was written meanwhile is found.
+/// A connection that LISTENs on the store's channel and wakes waiters on every NOTIFY.
+///
+/// The notifications are taken on the store's reading thread (`ThreadExecutor.watch`), where
+/// the worker's follow loop runs: a NOTIFY reaches the task waiting for it without a thread
+/// switch. A thread of the listener's own makes the connection — and, when it drops, makes it
+/// again with backoff, and once back wakes the waiters anyway: the worker then reads from its
+/// cursor, so what was written meanwhile is found — and hands it to the reading thread.
 ///
 /// Each NOTIFY names its message's seq (`PGSchema.trigger`): `notified(since:)` tells the worker
 /// whether anything was signalled above what its last read covered.
@@ -13,6 +17,12 @@ final class PGListener: Sendable {
     private let running = Atomic<Bool>(true)
     private let listening = Atomic<Bool>(false)
     private let session: PGSession
+    /// Where the notifications are taken (the store's reading thread).
+    private let thread: ThreadExecutor
+    /// Signalled by `thread` when it gives the connection back: it broke, or the store stops.
+    private let handedBack = DispatchSemaphore(value: 0)
+    /// The socket `thread` watches (-1: none); only touched on `thread`.
+    private let watched = Locked<Int32>(-1)
     /// The newest seq in the messages table when the connection started listening: every
     /// inbound message above it is notified, those at or below it may predate the LISTEN.
     private let complete = Atomic<Int64>(.max)
@@ -21,8 +31,6 @@ final class PGListener: Sendable {
     /// The generation of the last wake-up that did not say which messages it was for: a
     /// (re)connect, or a NOTIFY without a seq (a trigger of an older Usher, say).
     private let unknownAt = Atomic<UInt64>(0)
-    /// Connections made (each LISTENs anew): one made behind the loop's back is a reconnect too.
-    private let connections = Connections()
     private let latestSeq: String
     /// The messages NOTIFYs brought and no read has covered yet, by seq: `PostgresStore`'s
     /// claims take those of conversations its worker holds from here instead of reading them.
@@ -109,19 +117,14 @@ final class PGListener: Sendable {
         }
     }
 
-    private final class Connections: Sendable {
-        let made = Atomic<Int>(0)
-    }
-
     /// `latestSeq`: the statement that reads the newest seq (`PGSQL.latestSeq`); `maxNotes`: the
-    /// most notes kept (tests make it small).
-    init(_ conninfo: String, channel: String, latestSeq: String, maxNotes: Int = 10_000) {
+    /// most notes kept (tests make it small); `thread`: where the notifications are taken.
+    init(_ conninfo: String, channel: String, latestSeq: String, maxNotes: Int = 10_000, on thread: ThreadExecutor) {
         self.maxNotes = maxNotes
-        let connections = connections
         self.latestSeq = latestSeq
+        self.thread = thread
         session = PGSession(conninfo, label: "usher.postgres.listen", thread: false) { db throws(StoreError) in
             try db.script("LISTEN \(PGText.identifier(channel))")
-            connections.made.add(1, ordering: .relaxed)
         }
         startThread(named: "usher-pg-listen") { [self] in loop() }
     }
@@ -179,42 +182,71 @@ final class PGListener: Sendable {
         }
     }
 
-    func stop() { running.store(false, ordering: .relaxed) }
+    /// Stops listening: the reading thread gives the connection back, and the listener's
+    /// thread closes it.
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        if !thread.submit({ [self] in
+            let fd = watched.withLock { fd in defer { fd = -1 }; return fd }
+            guard fd >= 0 else { return }
+            thread.unwatch(fd)
+            handedBack.signal()
+        }) { handedBack.signal() }
+    }
 
+    /// The listener's thread: connects (LISTEN), notes where the notifications start, wakes the
+    /// waiters, and hands the connection to the reading thread until it comes back — broken,
+    /// or at the stop; then again, with backoff while the server is away.
     private func loop() {
         var backoff = 0.05
-        var connected = 0
         while running.load(ordering: .relaxed) {
             do {
-                let notified = try session.runHere { db in
-                    let made = connections.made.load(ordering: .relaxed)
-                    if !listening.load(ordering: .relaxed) || made != connected {
-                        // (Re)connected: what was written before the LISTEN is not notified.
-                        complete.store(try db.execute(latestSeq, prepare: true).int64(0, 0), ordering: .releasing)
-                        connected = made
-                        listening.store(true, ordering: .relaxed)
-                        wake([], all: false)   // look again from the cursor
-                    }
-                    return try db.notifications(wait: 200)
+                try session.runHere { db in
+                    // (Re)connected: what was written before the LISTEN is not notified.
+                    complete.store(try db.execute(latestSeq, prepare: true).int64(0, 0), ordering: .releasing)
                 }
                 backoff = 0.05
-                if !notified.isEmpty {
-                    let notes = notified.compactMap { Note(payload: $0.payload) }
-                    let kept = buffer.withLock { b -> Bool in
-                        for n in notes { b.add(n) }
-                        if b.pending.count <= maxNotes { return true }
-                        b.dropped = [b.dropped, b.pending.keys.max()].compactMap { $0 }.max()
-                        b.pending.removeAll()
-                        return false
-                    }
-                    wake(notes.map(\.seq), all: notes.count == notified.count && kept)
-                }
+                listening.store(true, ordering: .relaxed)
+                wake([], all: false)   // look again from the cursor
+                if !thread.submit({ [self] in take() }) { break }
+                handedBack.wait()
             } catch {
                 listening.store(false, ordering: .relaxed)
                 Thread.sleep(forTimeInterval: backoff)
                 backoff = min(backoff * 2, 2)
             }
         }
+        listening.store(false, ordering: .relaxed)
         session.closeHere()
+    }
+
+    /// On the reading thread: takes the notifications that came, and watches the socket for
+    /// the next; gives the connection back when it broke or the store stops.
+    private func take() {
+        guard running.load(ordering: .relaxed) else {
+            handedBack.signal()
+            return
+        }
+        do {
+            let (notified, fd) = try session.runHere { db in (try db.notifications(wait: 0), db.socket) }
+            if fd < 0 { throw PGSession.closedError }
+            if !notified.isEmpty {
+                let notes = notified.compactMap { Note(payload: $0.payload) }
+                let kept = buffer.withLock { b -> Bool in
+                    for n in notes { b.add(n) }
+                    if b.pending.count <= maxNotes { return true }
+                    b.dropped = [b.dropped, b.pending.keys.max()].compactMap { $0 }.max()
+                    b.pending.removeAll()
+                    return false
+                }
+                wake(notes.map(\.seq), all: notes.count == notified.count && kept)
+            }
+            watched.withLock { $0 = fd }
+            thread.watch(fd) { [self] in take() }
+        } catch {
+            listening.store(false, ordering: .relaxed)
+            watched.withLock { $0 = -1 }
+            handedBack.signal()
+        }
     }
 }

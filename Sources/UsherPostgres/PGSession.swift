@@ -7,8 +7,8 @@ import UsherStore
 /// is dropped and made again on the next call, so a server restart costs the calls made while
 /// it was down (transient errors the worker retries with backoff), nothing more.
 final class PGSession: @unchecked Sendable {
-    // @unchecked: `connection` is only touched on the session's thread (or, without one, the
-    // listener's).
+    // @unchecked: `connection` is only touched on the session's thread (or, without one, its
+    // owner's: the store's reading thread).
     /// The thread the connection is used on (nil: the caller's own, `runHere` only).
     let executor: ThreadExecutor?
     private let conninfo: String
@@ -19,7 +19,8 @@ final class PGSession: @unchecked Sendable {
     /// Shown as `application_name` in `pg_stat_activity` unless the URL names one.
     private let label: String
 
-    /// `thread`: the session has a thread of its own for `run` (the listener's loop is one).
+    /// `thread`: the session has a thread of its own for `run` (else its owner uses it on its
+    /// own thread, `runHere`).
     init(_ conninfo: String, label: String, thread: Bool = true,
          setup: @escaping (PGConnection) throws(StoreError) -> Void = { _ in }) {
         self.conninfo = conninfo
@@ -38,26 +39,45 @@ final class PGSession: @unchecked Sendable {
         return try await executor.run(stopped: Self.closedError) { try self.runHere(body) }
     }
 
-    /// `run` without leaving the caller's thread: for the listener's own loop.
+    /// `run` without leaving the caller's thread: for a session without a thread of its own,
+    /// used on its owner's (the commit sessions on the reading thread).
     func runHere<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        if closed { throw Self.closedError }
-        let db: PGConnection
-        if let c = connection, c.isOK {
-            db = c
-        } else {
-            connection = nil
-            let c = try PGConnection(conninfo)
-            try c.script("SELECT set_config('application_name', \(PGText.literal(label)), false) WHERE current_setting('application_name') = ''")
-            try setup(c)
-            connection = c
-            db = c
-        }
+        let db = try connected()
         do {
             return try body(db)
         } catch {
-            if !db.isOK || (error as? StoreError)?.code == "pg-connection" { connection = nil }
+            dropIfLost(db, error)
             throw error
         }
+    }
+
+    /// `runHere` for a body that waits for the server without blocking the thread
+    /// (`PGConnection.pipeline(_:on:)`).
+    func runHere<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+        let db = try connected()
+        do {
+            return try await body(db)
+        } catch {
+            dropIfLost(db, error)
+            throw error
+        }
+    }
+
+    /// The connection, made now when there is none (or it broke).
+    private func connected() throws(StoreError) -> PGConnection {
+        if closed { throw Self.closedError }
+        if let c = connection, c.isOK { return c }
+        connection = nil
+        let c = try PGConnection(conninfo)
+        try c.script("SELECT set_config('application_name', \(PGText.literal(label)), false) WHERE current_setting('application_name') = ''")
+        try setup(c)
+        connection = c
+        return c
+    }
+
+    /// After `error`: a connection that broke is made again on the next call.
+    private func dropIfLost(_ db: PGConnection, _ error: any Error) {
+        if !db.isOK || (error as? StoreError)?.code == "pg-connection" { connection = nil }
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
@@ -73,7 +93,7 @@ final class PGSession: @unchecked Sendable {
         }
     }
 
-    /// Closes the connection from the thread that uses it (the listener's own loop).
+    /// Closes the connection from the thread that uses it (a session without a thread of its own).
     func closeHere() {
         closed = true
         connection = nil

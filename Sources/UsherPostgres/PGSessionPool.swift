@@ -1,41 +1,74 @@
 import UsherStore
 
 /// A few sessions for commits, so that a worker can write its next batch while the last one is
-/// still on its way (`Worker.Options.writesInFlight`). A call takes the session with the fewest
-/// calls running or queued on it; each session connects on its first call, so sessions never
-/// used cost nothing.
+/// still on its way (`Worker.Options.writesInFlight`). They have no threads of their own: every
+/// call runs on `thread` (the store's reading thread), and a commit waiting for the server
+/// lets that thread go on (`PGConnection.pipeline(_:on:)`) — a NOTIFY, the read and decision it
+/// starts, and the commit that follows meet on one thread, with no switch between threads.
+///
+/// A call takes a session no other call is using, waiting for one when all are; each connects
+/// on its first call, so sessions never used cost nothing.
 final class PGSessionPool: Sendable {
     private let sessions: [PGSession]
-    private let users: Locked<[Int]>
+    let thread: ThreadExecutor
+    private let use: Locked<Use>
 
-    init(count: Int, make: (Int) -> PGSession) {
+    private struct Use {
+        var free: [Int]
+        var waiting: [CheckedContinuation<Int, Never>] = []
+        init(_ count: Int) { free = Array((0..<count).reversed()) }
+    }
+
+    init(count: Int, on thread: ThreadExecutor, make: (Int) -> PGSession) {
         sessions = (0..<max(1, count)).map(make)
-        users = Locked(Array(repeating: 0, count: sessions.count))
+        self.thread = thread
+        use = Locked(Use(sessions.count))
     }
 
-    /// On the session whose thread the caller is on (a write the store put there), else on the
-    /// one with the fewest calls.
-    func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
-        let here = sessions.firstIndex { $0.executor?.isCurrent == true }
-        let i = users.withLock { u in
-            let i = here ?? u.indices.min { u[$0] < u[$1] }!
-            u[i] += 1
-            return i
+    /// Runs `body` on `thread` with a session no other call is using (the thread too, for
+    /// `pipeline(_:on:)`): at once when the caller is on the thread (a write the store put
+    /// there), else by going there.
+    func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection, ThreadExecutor) async throws -> T) async throws -> T {
+        let thread = thread
+        if thread.isCurrent { return try await runHere(body) }
+        return try await Task(executorPreference: thread) { try await self.runHere(body) }.value
+    }
+
+    private func runHere<T>(_ body: (PGConnection, ThreadExecutor) async throws -> T) async throws -> T {
+        let i = await take()
+        defer { give(i) }
+        return try await sessions[i].runHere { db in try await body(db, thread) }
+    }
+
+    private func take() async -> Int {
+        if let i = use.withLock({ $0.free.popLast() }) { return i }
+        return await withCheckedContinuation { c in
+            let i = use.withLock { u -> Int? in
+                if let i = u.free.popLast() { return i }
+                u.waiting.append(c)
+                return nil
+            }
+            if let i { c.resume(returning: i) }
         }
-        defer { users.withLock { $0[i] -= 1 } }
-        return try await sessions[i].run(body)
     }
 
-    /// The thread of the session for the worker's `n`-th write: writes in flight at once go to
-    /// different sessions.
-    func executor(_ n: Int) -> ThreadExecutor? { sessions[n % sessions.count].executor }
+    private func give(_ i: Int) {
+        let next = use.withLock { u -> CheckedContinuation<Int, Never>? in
+            if u.waiting.isEmpty {
+                u.free.append(i)
+                return nil
+            }
+            return u.waiting.removeFirst()
+        }
+        next?.resume(returning: i)
+    }
 
     /// Runs `body` on every session in turn (each connects first).
     func each(_ body: @escaping @Sendable (PGConnection) throws -> Void) async throws {
-        for s in sessions { try await s.run(body) }
+        for s in sessions { _ = try await thread.run(stopped: PGSession.closedError) { try s.runHere(body) } }
     }
 
     func close() async {
-        for s in sessions { await s.close() }
+        for s in sessions { _ = try? await thread.run(stopped: PGSession.closedError) { s.closeHere() } }
     }
 }

@@ -121,15 +121,18 @@ public final class PostgresStore: ChatStore {
         // crash is not worth a WAL flush on every read.
         self.reader = Self.session(url, label: "usher.postgres.reader", settings: "SET synchronous_commit = off",
                                    prepare: [sql.claimPending, sql.latestSeq, sql.states])
+        // The commit sessions and the notifications are served on the reading thread too
+        // (`PGSessionPool`, `PGListener`).
+        let thread = reader.executor!
         let commit = PGCommit.statements(sql)
-        self.writers = PGSessionPool(count: options.commitSessions) {
-            Self.session(url, label: "usher.postgres.commit\($0)", prepare: commit)
+        self.writers = PGSessionPool(count: options.commitSessions, on: thread) {
+            Self.session(url, label: "usher.postgres.commit\($0)", thread: false, prepare: commit)
         }
         self.layout = layout
         self.sql = sql
         self.options = options
         listener = layout.trigger
-            ? PGListener(url, channel: PGSchema.channel(layout), latestSeq: sql.latestSeq, maxNotes: options.maxNotes) : nil
+            ? PGListener(url, channel: PGSchema.channel(layout), latestSeq: sql.latestSeq, maxNotes: options.maxNotes, on: thread) : nil
     }
 
 
@@ -139,8 +142,9 @@ public final class PostgresStore: ChatStore {
     /// parameters, and past `jit_above_cost` (a messages table of some 400,000 rows here) every
     /// run of `claimPending` compiled its expressions first — 50 ms of a 60 ms read.
     /// `prepare`: statements prepared as soon as the session connects (`warmUp`).
-    private static func session(_ url: String, label: String, settings: String? = nil, prepare: [String] = []) -> PGSession {
-        PGSession(url, label: label) { db throws(StoreError) in
+    private static func session(_ url: String, label: String, thread: Bool = true, settings: String? = nil,
+                                prepare: [String] = []) -> PGSession {
+        PGSession(url, label: label, thread: thread) { db throws(StoreError) in
             try db.script("SET plan_cache_mode = force_generic_plan; SET jit = off")
             if let settings { try db.script(settings) }
             for sql in prepare { try db.prepare(sql) }
@@ -339,13 +343,11 @@ public final class PostgresStore: ChatStore {
         return notified
     }
 
-    /// The worker reads and decides on the reading connection's thread, and writes on a commit
-    /// connection's: their calls then run where they are made.
+    /// The worker reads, decides and writes on the reading connection's thread, which also
+    /// serves the commit connections and the notifications: a store call then runs where it is
+    /// made, and a commit waiting for the server lets the next read go on meanwhile.
     public func executor(for stage: WorkerStage) -> (any TaskExecutor)? {
-        switch stage {
-        case .read: return reader.executor
-        case .write(let n): return writers.executor(n)
-        }
+        reader.executor
     }
 
     public func cursor(bot: String) async throws -> Int64 {
@@ -450,7 +452,7 @@ public final class PostgresStore: ChatStore {
         while true {
             attempt += 1
             do {
-                let (results, once) = try await writers.run { db in try PGCommit(sql: sql, batch: batch).write(db) }
+                let (results, once) = try await writers.run { db, thread in try await PGCommit(sql: sql, batch: batch).write(db, on: thread) }
                 if once { oneRoundTrip.add(1, ordering: .relaxed) } else { twoRoundTrips.add(1, ordering: .relaxed) }
                 learn(batch, results)
                 return results
@@ -470,7 +472,7 @@ public final class PostgresStore: ChatStore {
                     return out
                 }
                 let reason = "\(error.code): \(error.message)"
-                let result = try await writers.run { db in try PGCommit(sql: sql, batch: batch).quarantine(db, reason: reason) }
+                let result = try await writers.run { db, _ in try PGCommit(sql: sql, batch: batch).quarantine(db, reason: reason) }
                 if result == .committed { quarantined.add(1, ordering: .relaxed) }
                 return [result == .committed ? .duplicate : result]
             }
@@ -608,8 +610,8 @@ public final class PostgresStore: ChatStore {
     public func close() async throws {
         listener?.stop()
         await session.close()
-        await reader.close()
         await writers.close()
+        await reader.close()
     }
 
     /// A row of `PGLayout.messageColumns`.

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import UsherStore
 
@@ -28,6 +29,64 @@ struct ThreadExecutorTests {
         try await Task.sleep(for: .milliseconds(20))   // the thread ends
         let after = await Task(executorPreference: executor) { executor.isCurrent }.value
         #expect(!after)
+    }
+}
+
+extension ThreadExecutorTests {
+    /// A task waiting for a socket (`ready`) resumes on the thread once the socket is readable,
+    /// while the thread runs other tasks meanwhile; a stop waits for it.
+    @Test func aTaskWaitsForASocketOnTheThread() async throws {
+        let executor = ThreadExecutor(name: "usher-test-poll", spin: .zero)
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        let waiting = Task(executorPreference: executor) { () async -> (Bool, UInt8) in
+            await executor.ready(readEnd)
+            var byte: UInt8 = 0
+            _ = read(readEnd, &byte, 1)
+            return (executor.isCurrent, byte)
+        }
+        // Other tasks run on the thread while the first waits.
+        for i in 0..<100 {
+            let here = await Task(executorPreference: executor) { executor.isCurrent }.value
+            #expect(here, "task \(i)")
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        executor.stop()   // ends only after the waiting task
+        var byte: UInt8 = 42
+        #expect(write(writeEnd, &byte, 1) == 1)
+        let (onThread, got) = await waiting.value
+        #expect(onThread && got == 42)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(await Task(executorPreference: executor) { !executor.isCurrent }.value)   // it ended
+    }
+
+    /// A socket that becomes readable while the thread is busy with a long queue is seen
+    /// between jobs, not only once the queue runs dry.
+    @Test func aBusyQueueDoesNotStarveASocket() async throws {
+        let executor = ThreadExecutor(name: "usher-test-busy", spin: .zero)
+        defer { executor.stop() }
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let readEnd = ends[0]
+        var byte: UInt8 = 1
+        _ = write(ends[1], &byte, 1)
+        let seen = Locked(-1)
+        let jobs = Locked(0)
+        let total = 2_000
+        // One job watches the socket (readable already) and queues many more behind it.
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            executor.submit {
+                executor.watch(readEnd) { seen.withLock { $0 = jobs.withLock { $0 } } }
+                for _ in 0..<total { executor.submit { jobs.withLock { $0 += 1 } } }
+                executor.submit { c.resume() }
+            }
+        }
+        // The watch fired after the first batch of jobs, long before the last.
+        let at = seen.withLock { $0 }
+        #expect(at >= 0 && at < total)
     }
 }
 
