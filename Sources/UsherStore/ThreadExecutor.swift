@@ -170,6 +170,8 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         var fds = watches.map { pollfd(fd: $0.fd, events: $0.events, revents: 0) }
         if block { fds.append(pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)) }
         let n = poll(&fds, nfds_t(fds.count), block ? -1 : 0)
+        // Awake: what the handlers queue needs no wake-up through the pipe.
+        if block { queue.withLock { $0.sleeping = .awake } }
         guard n > 0 else { return }
         if block, fds.last!.revents != 0 {
             var bytes = (UInt64(0), UInt64(0))
