@@ -29,15 +29,26 @@ final class PGSessionPool: Sendable {
     /// `pipeline(_:on:)`): at once when the caller is on the thread (a write the store put
     /// there), else by going there.
     func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection, ThreadExecutor) async throws -> T) async throws -> T {
-        let thread = thread
-        if thread.isCurrent { return try await runHere(body) }
-        return try await Task(executorPreference: thread) { try await self.runHere(body) }.value
+        try await onThread {
+            let i = await self.take()
+            defer { self.give(i) }
+            return try await self.sessions[i].runHere { db in try await body(db, self.thread) }
+        }
     }
 
-    private func runHere<T>(_ body: (PGConnection, ThreadExecutor) async throws -> T) async throws -> T {
-        let i = await take()
-        defer { give(i) }
-        return try await sessions[i].runHere { db in try await body(db, thread) }
+    /// Runs `body` on every session in turn (each connects first), once no other call uses it.
+    func each(_ body: @escaping @Sendable (PGConnection) throws -> Void) async throws {
+        try await onThread {
+            var taken: [Int] = []
+            defer { for i in taken { self.give(i) } }
+            for _ in self.sessions { taken.append(await self.take()) }
+            for i in taken { try self.sessions[i].runHere(body) }
+        }
+    }
+
+    private func onThread<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        if thread.isCurrent { return try await body() }
+        return try await Task(executorPreference: thread) { try await body() }.value
     }
 
     private func take() async -> Int {
@@ -61,11 +72,6 @@ final class PGSessionPool: Sendable {
             return u.waiting.removeFirst()
         }
         next?.resume(returning: i)
-    }
-
-    /// Runs `body` on every session in turn (each connects first).
-    func each(_ body: @escaping @Sendable (PGConnection) throws -> Void) async throws {
-        for s in sessions { _ = try await thread.run(stopped: PGSession.closedError) { try s.runHere(body) } }
     }
 
     func close() async {

@@ -99,6 +99,29 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// More commits at once than commit sessions, from tasks on other threads: each waits for a
+    /// free session on the store's reading thread (`PGSessionPool`), none is lost or mixed up,
+    /// and the store closes cleanly after.
+    @Test(.timeLimit(.minutes(1))) func moreCommitsAtOnceThanSessionsEachWaitForOne() async throws {
+        var options = PostgresStore.Options()
+        options.commitSessions = 1
+        let store = try await TestDB.store(options)
+        var messages: [StoredMessage] = []
+        for c in 0..<12 { messages.append(try await customer(store, "pool\(c)", "hi \(c)")) }
+        let results = try await withThrowingTaskGroup(of: (Int, CommitResult).self) { group in
+            for (i, m) in messages.enumerated() {
+                group.addTask { (i, try await store.commit(ConformanceSuite.sampleCommit(m, after: nil, reply: "re \(i)"))) }
+            }
+            return try await group.reduce(into: [Int: CommitResult]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.count == 12 && results.values.allSatisfy { $0 == .committed })
+        for (i, m) in messages.enumerated() {
+            #expect(try await store.transcript(conversation: m.conversationID).map(\.text) == ["hi \(i)", "re \(i)"])
+        }
+        try await store.close()
+        await #expect(throws: StoreError.self) { try await store.commit(ConformanceSuite.sampleCommit(messages[0], after: nil, reply: "late")) }
+    }
+
     /// PostgreSQL's text cannot hold U+0000: the message is stored with U+FFFD instead, decided,
     /// and a reply quoting it is written the same way.
     @Test func nulBytesAreStoredAndDecided() async throws {
