@@ -228,7 +228,9 @@ final class PGListener: Sendable {
             return
         }
         do {
-            let (notified, fd) = try session.runHere { db in (try db.notifications(wait: 0), db.socket) }
+            // Never connecting here: a new connection is the listener's thread's to make (and
+            // to announce, `loop`).
+            let (notified, fd) = try session.runHere(connect: false) { db in (try db.notifications(wait: 0), db.socket) }
             if fd < 0 { throw PGSession.closedError }
             if !notified.isEmpty {
                 let notes = notified.compactMap { Note(payload: $0.payload) }

@@ -41,8 +41,10 @@ final class PGSession: @unchecked Sendable {
 
     /// `run` without leaving the caller's thread: for a session without a thread of its own,
     /// used on its owner's (the commit sessions on the reading thread).
-    func runHere<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        let db = try connected()
+    /// `connect: false`: not connecting when there is no usable connection, but throwing (the
+    /// listener's reading thread uses the connection its own thread made, and hands it back).
+    func runHere<T>(connect: Bool = true, _ body: (PGConnection) throws -> T) throws -> T {
+        let db = try connected(connect: connect)
         do {
             return try body(db)
         } catch {
@@ -63,11 +65,12 @@ final class PGSession: @unchecked Sendable {
         }
     }
 
-    /// The connection, made now when there is none (or it broke).
-    private func connected() throws(StoreError) -> PGConnection {
+    /// The connection, made now when there is none (or it broke) and `connect`.
+    private func connected(connect: Bool = true) throws(StoreError) -> PGConnection {
         if closed { throw Self.closedError }
         if let c = connection, c.isOK { return c }
         connection = nil
+        if !connect { throw StoreError("pg-connection", "lost the connection to PostgreSQL", transient: true) }
         let c = try PGConnection(conninfo)
         try c.script("SELECT set_config('application_name', \(PGText.literal(label)), false) WHERE current_setting('application_name') = ''")
         try setup(c)

@@ -42,7 +42,7 @@ final class PGSessionPool: Sendable {
             var taken: [Int] = []
             defer { for i in taken { self.give(i) } }
             for _ in self.sessions { taken.append(await self.take()) }
-            for i in taken { try self.sessions[i].runHere(body) }
+            for i in taken { try self.sessions[i].runHere(connect: true, body) }
         }
     }
 

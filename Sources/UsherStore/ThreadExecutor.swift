@@ -68,6 +68,14 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         started.wait()
     }
 
+    deinit {
+        // Closed only now: a `stop` or `push` racing with the thread's end may still write to it.
+        if wakePipe.read >= 0 {
+            close(wakePipe.read)
+            close(wakePipe.write)
+        }
+    }
+
     /// Whether the caller is running on this thread.
     public var isCurrent: Bool {
         // Once the thread has ended its id may be another thread's.
@@ -216,13 +224,7 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
                 queued.subtract(out.count, ordering: .relaxed)
                 return (out, false)
             }
-            if done {
-                if wakePipe.read >= 0 {
-                    close(wakePipe.read)
-                    close(wakePipe.write)
-                }
-                return
-            }
+            if done { return }
             if items.isEmpty {
                 if polling { pollWatches(block: true) } else { wake.wait() }
                 continue
