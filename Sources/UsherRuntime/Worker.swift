@@ -359,7 +359,12 @@ public final class Worker: Sendable {
                     try await release()
                     releaseOnceWritten = writing.count
                     floor = 0
-                    rescanned = ContinuousClock.now
+                    // And from the cursor again two member intervals on: by then the others
+                    // have seen the change too and let go of what is now this worker's (their
+                    // next heartbeat, their writes in flight). What this read passes over as
+                    // still theirs would otherwise wait for the next rescan — and hold the
+                    // shared cursor back, making every rescan until then a long one.
+                    rescanned = ContinuousClock.now - options.rescanInterval + min(options.rescanInterval, options.memberInterval * 2)
                 }
                 if ContinuousClock.now - rescanned >= options.rescanInterval {
                     floor = 0

@@ -178,6 +178,45 @@ struct PostgresWorkerTests {
         try await feeder.close()
     }
 
+    /// Shares settle: a worker whose share changed reads from the cursor at once, and again two
+    /// member intervals later — by then the other workers have let go of what is now its own.
+    /// What its reads passed over as still theirs meanwhile is answered then, not at the next
+    /// rescan (an hour away here).
+    @Test func whatAnotherLetsGoAfterASharesChangeIsReadSoon() async throws {
+        let url = try await Self.server.createDatabase()
+        let (dir, bot) = try BenchBot.make(prefix: "usher-settle-test", rules: BenchBot.oneReply)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let other = try await PostgresStore(url: url)
+        let group = "usher:workers:" + bot.id
+        _ = try await other.members(group: group, worker: "other", until: Date().addingTimeInterval(3600))
+        try await other.append(NewMessage(id: "x1", conversationID: "x", from: .customer, text: "held elsewhere"))
+        _ = try await other.claimPending(bot: bot.id, after: 0, limit: 10, worker: "other", until: Date().addingTimeInterval(3600),
+                                         skipping: [:], share: .all, holds: { _ in false })
+        var options = Worker.Options()
+        options.rescanInterval = .seconds(3600)
+        options.memberInterval = .milliseconds(500)   // heartbeats every 50 ms while the group forms
+        let store = try await PostgresStore(url: url)
+        let worker = Worker(store: store, bots: [bot], workerID: "w1", options: options, log: Logger(minimum: .error))
+        let running = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(300))   // w1 shares with "other"; x is held by it
+        // "other" leaves the group: at its next heartbeat w1's share becomes everything, and it
+        // reads from the cursor at once — x still held.
+        _ = try await other.members(group: group, worker: "other", until: .distantPast)
+        try await Task.sleep(for: .milliseconds(150))
+        // A message that keeps w1 busy: its read passes over x, and the reads after it start above.
+        try await other.append(NewMessage(id: "y1", conversationID: "y", from: .customer, text: "free"))
+        try await eventually("y answered") { try await other.transcript(conversation: "y").count == 2 }
+        try await other.release(bot: bot.id, worker: "other")   // well within the two member intervals
+        #expect(try await other.transcript(conversation: "x").count == 1)
+        try await eventually("x answered well before the next rescan", timeout: .seconds(5)) {
+            try await other.transcript(conversation: "x").count == 2
+        }
+        worker.requestStop()
+        try await running.value
+        try await store.close()
+        try await other.close()
+    }
+
     /// `warmUp` connects the reading and commit sessions and runs every commit statement once
     /// — on the native tables, and on a helpdesk's through its mapping as the least-privileged
     /// role — without writing a row.
@@ -234,19 +273,11 @@ struct PostgresWorkerTests {
             try sql("INSERT INTO helpdesk.ticket_events (ticket_id, event_type, author_role, author_id, body) "
                     + "VALUES ('T-9', '\(type)', '\(role)', '1', '\(body)')")
         }
-        func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
-                if try condition() { return }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            Issue.record("timed out waiting for: \(what)\n\(worker.log)")
-        }
         let bodies = "SELECT string_agg(author_role || ':' || body, ' | ' ORDER BY event_no) FROM helpdesk.ticket_events WHERE ticket_id = 'T-9'"
 
         try sql("INSERT INTO helpdesk.tickets (ticket_id, requester_id, source) VALUES ('T-9', 1, 'web')")
         for i in 1...4 { try event("end_user", "question \(i)") }
-        try await eventually("three replies and a note") { try sql(bodies).contains("note:") }
+        try await eventually("three replies and a note", detail: worker.log) { try sql(bodies).contains("note:") }
         // Replies in order (after their messages; a backlog may be answered in one batch).
         #expect(try sql("SELECT string_agg(body, ',' ORDER BY event_no) FROM helpdesk.ticket_events "
                         + "WHERE ticket_id = 'T-9' AND author_role = 'automation'") == "one,two,three")
@@ -254,7 +285,7 @@ struct PostgresWorkerTests {
         #expect(try sql("SELECT automation_rule FROM helpdesk.ticket_events WHERE author_role = 'note' AND ticket_id = 'T-9'") == "threshold")
 
         try event("agent", "Ana here")
-        try await eventually("the ticket is the agent's") { try sql("SELECT handled_by FROM helpdesk.tickets WHERE ticket_id = 'T-9'") == "human" }
+        try await eventually("the ticket is the agent's", detail: worker.log) { try sql("SELECT handled_by FROM helpdesk.tickets WHERE ticket_id = 'T-9'") == "human" }
         try event("end_user", "thanks Ana")
         try await Task.sleep(for: .milliseconds(500))
         #expect(try sql("SELECT count(*) FROM helpdesk.ticket_events WHERE ticket_id = 'T-9' AND event_no > "
@@ -262,9 +293,9 @@ struct PostgresWorkerTests {
                         + " AND author_role IN ('automation', 'note')") == "0", "silent once a human owns it")
 
         try event("agent", "", type: "resolved")
-        try await eventually("resolved hands the ticket back") { try sql("SELECT handled_by FROM helpdesk.tickets WHERE ticket_id = 'T-9'") == "bot" }
+        try await eventually("resolved hands the ticket back", detail: worker.log) { try sql("SELECT handled_by FROM helpdesk.tickets WHERE ticket_id = 'T-9'") == "bot" }
         try event("end_user", "one more thing")
-        try await eventually("a new session starts with the opening") { try sql(bodies).hasSuffix("end_user:one more thing | automation:one") }
+        try await eventually("a new session starts with the opening", detail: worker.log) { try sql(bodies).hasSuffix("end_user:one more thing | automation:one") }
         let (status, _) = worker.terminate()
         #expect(status == 0)
     }

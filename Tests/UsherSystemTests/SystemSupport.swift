@@ -67,6 +67,18 @@ final class WorkerProcess: @unchecked Sendable {
     var log: String { String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self) }
 }
 
+/// Polls until `condition` holds; after `timeout` records an issue naming `what` (and `detail`:
+/// a worker's log, say).
+func eventually(_ what: String, timeout: Duration = .seconds(20), detail: @autoclosure () -> String = "",
+                sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    Issue.record("timed out waiting for: \(what)\n\(detail())", sourceLocation: sourceLocation)
+}
+
 /// Waits until every inbound message is done for `bot`.
 func drain(_ store: any ChatStore, bot: String, timeout: Duration = .seconds(120)) async throws {
     let deadline = ContinuousClock.now + timeout
