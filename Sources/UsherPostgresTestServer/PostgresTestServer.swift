@@ -2,7 +2,8 @@ public import Foundation
 import Synchronization
 
 /// A PostgreSQL server of the test run's own: `initdb` into a temporary directory, listening on a
-/// Unix socket there only (no TCP port, no system service), stopped when the process exits.
+/// Unix socket there only (no TCP port, no system service), stopped when the process exits — or,
+/// when the process was killed, by the next run that starts one (`sweepOrphans`).
 /// Needs the server binaries (Debian's `postgresql` package; `make test` installs it). As root,
 /// the server runs as the `postgres` user, because PostgreSQL refuses to run as root.
 public final class PostgresTestServer: @unchecked Sendable {
@@ -30,7 +31,9 @@ public final class PostgresTestServer: @unchecked Sendable {
     public init(settings: [String: String] = ["fsync": "off", "max_connections": "200"]) throws {
         bin = try Self.binDirectory()
         runAs = getuid() == 0 ? "postgres" : nil
+        Self.sweepOrphans(bin: bin, runAs: runAs)
         directory = try Self.makeDirectory(owner: runAs)
+        try Self.write(String(getpid()), to: directory + "/owner")
         try run([bin + "/initdb", "-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
         var options = "-k \(directory) -c listen_addresses=''"
         for (k, v) in settings.sorted(by: { $0.key < $1.key }) { options += " -c \(k)=\(v)" }
@@ -155,6 +158,32 @@ public final class PostgresTestServer: @unchecked Sendable {
     }
 
     // MARK: stopping at exit
+
+    /// Stops and removes the servers of earlier runs whose process is gone: one killed from
+    /// outside (SIGKILL, a `timeout`) runs no exit handler, and its server would run on. A
+    /// directory counts as one of those when its `owner` file names a process that no longer
+    /// exists; any other (a live run's, one without the file) is left alone.
+    package static func sweepOrphans(in root: String = "/tmp", bin: String, runAs: String?) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return }
+        func gone(_ pid: pid_t) -> Bool { pid > 0 && kill(pid, 0) != 0 && errno == ESRCH }
+        for name in names where name.hasPrefix("usher-pg-") {
+            let dir = root + "/" + name
+            // A command's output file (`runProcess`) of a run that was killed before removing it.
+            if name.hasPrefix("usher-pg-out-") {
+                if let pid = name.split(separator: "-").dropFirst(3).first.flatMap({ pid_t($0) }), gone(pid) {
+                    unlink(dir)
+                }
+                continue
+            }
+            guard let text = try? String(contentsOfFile: dir + "/owner", encoding: .utf8),
+                  let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), gone(pid) else { continue }
+            if FileManager.default.fileExists(atPath: dir + "/data/postmaster.pid") {
+                let stop = [bin + "/pg_ctl", "-D", dir + "/data", "-m", "immediate", "-w", "stop"]
+                _ = try? runProcess(runAs.map { ["runuser", "-u", $0, "--"] + stop } ?? stop, quiet: true)
+            }
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+    }
 
     private static let started = Mutex<[PostgresTestServer]>([])
     private static let registered = Mutex(false)

@@ -99,6 +99,27 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A server left running by a test run killed from outside (its `owner` gone) is stopped and
+    /// its directory removed when the next run starts one; a live run's server is left alone.
+    @Test func aKilledRunsServerIsSweptAway() async throws {
+        let live = try await TestDB.server
+        let orphan = try PostgresTestServer()
+        try orphan.psql("SELECT 1")
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        try String(child.processIdentifier).write(toFile: orphan.directory + "/owner", atomically: true, encoding: .utf8)
+        let output = "/tmp/usher-pg-out-\(child.processIdentifier)-1"   // a killed run's command output
+        try "".write(toFile: output, atomically: true, encoding: .utf8)
+        PostgresTestServer.sweepOrphans(bin: try PostgresTestServer.binDirectory(), runAs: getuid() == 0 ? "postgres" : nil)
+        #expect(!FileManager.default.fileExists(atPath: orphan.directory))
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(throws: (any Error).self) { try orphan.psql("SELECT 1") }   // stopped
+        #expect(try live.psql("SELECT 1").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(FileManager.default.fileExists(atPath: live.directory + "/owner"))
+    }
+
     /// More commits at once than commit sessions, from tasks on other threads: each waits for a
     /// free session on the store's reading thread (`PGSessionPool`), none is lost or mixed up,
     /// and the store closes cleanly after.
