@@ -127,8 +127,10 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         watches.append(Watch(fd: fd, events: Int16(writable ? POLLOUT : POLLIN), handler: handler))
     }
 
-    /// Stops watching `fd` (before its connection closes it: the number may be reused).
+    /// Stops watching `fd` (before its connection closes it: the number may be reused). Only on
+    /// the thread itself.
     public func unwatch(_ fd: Int32) {
+        precondition(isCurrent, "ThreadExecutor.unwatch off its thread")
         watches.removeAll { $0.fd == fd }
     }
 
