@@ -156,10 +156,24 @@ package final class PGConnection {
                 p.endOfStatement = true
                 continue
             }
+            if PQresultStatus(r) != PGRES_PIPELINE_SYNC {
+                // An error at the end of the implicit transaction, after the last statement (a
+                // deferred constraint, a serialization failure): the server's own error, then a
+                // null, then the sync point.
+                var failure: StoreError?
+                do throws(StoreError) { try check(r, "COMMIT") } catch { failure = error }
+                guard let failure else {
+                    PQclear(r)
+                    broken = true
+                    throw lost("the pipeline did not end cleanly")
+                }
+                p.failure = p.failure ?? failure
+                p.endOfStatement = true
+                continue
+            }
             // The sync point.
-            let synced = PQresultStatus(r) == PGRES_PIPELINE_SYNC
             PQclear(r)
-            guard synced, PQexitPipelineMode(conn) == 1 else { broken = true; throw lost("the pipeline did not end cleanly") }
+            guard PQexitPipelineMode(conn) == 1 else { broken = true; throw lost("the pipeline did not end cleanly") }
             return true
         }
         return false

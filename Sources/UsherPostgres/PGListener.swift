@@ -224,6 +224,9 @@ final class PGListener: Sendable {
     /// the next; gives the connection back when it broke or the store stops.
     private func take() {
         guard running.load(ordering: .relaxed) else {
+            // Nothing watched any more: a `stop` closure queued behind this one must not
+            // unwatch the number, which a commit connection made meanwhile may have by then.
+            watched.withLock { $0 = -1 }
             handedBack.signal()
             return
         }

@@ -99,6 +99,26 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A pipeline whose implicit transaction fails as it commits (a deferred constraint here; a
+    /// serialization failure would too) throws the server's error, not a lost connection, and
+    /// leaves the connection usable — both with the thread waiting and without.
+    @Test func anErrorAtThePipelinesCommitIsTheServersError() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let db = try PGConnection(url)
+        try db.script("CREATE TABLE d (x int, CONSTRAINT d_x UNIQUE (x) DEFERRABLE INITIALLY DEFERRED)")
+        let twice: [(sql: String, params: [String?])] = [("INSERT INTO d VALUES ($1::int)", ["1"]), ("INSERT INTO d VALUES ($1::int)", ["1"])]
+        #expect { try db.pipeline(twice) } throws: { ($0 as? StoreError)?.code == "pg-23505" }
+        #expect(db.isOK)
+        let thread = ThreadExecutor(name: "usher-test-pipeline", spin: .zero)
+        defer { thread.stop() }
+        let (code, ok) = await Task(executorPreference: thread) { () async -> (String?, Bool) in
+            guard let db = try? PGConnection(url) else { return ("no connection", false) }
+            do { try await db.pipeline(twice, on: thread); return (nil, db.isOK) } catch { return ((error as? StoreError)?.code, db.isOK) }
+        }.value
+        #expect(code == "pg-23505" && ok)
+        #expect(try db.execute("SELECT count(*) FROM d").int64(0, 0) == 0)
+    }
+
     /// A server left running by a test run killed from outside (its `owner` gone) is stopped and
     /// its directory removed when the next run starts one; a live run's server is left alone.
     @Test func aKilledRunsServerIsSweptAway() async throws {
