@@ -91,7 +91,7 @@ package final class PGConnection {
     /// for the reply on `thread` — its own, which meanwhile runs other tasks and watches other
     /// sockets (`ThreadExecutor.ready`). The statements go out as the blocking call sends them.
     @discardableResult
-    func pipeline(_ statements: [(sql: String, params: [String?])], on thread: ThreadExecutor) async throws(StoreError) -> [PGResult] {
+    package func pipeline(_ statements: [(sql: String, params: [String?])], on thread: ThreadExecutor) async throws(StoreError) -> [PGResult] {
         var p = try send(statements)
         while try !collect(&p) {
             let fd = socket
@@ -135,6 +135,16 @@ package final class PGConnection {
     /// Takes in what the server has sent of the pipeline's results, without waiting for more;
     /// true once its sync point has come (then back to one statement at a time).
     private func collect(_ p: inout Pipeline) throws(StoreError) -> Bool {
+        while true {
+            if try take(&p) { return true }
+            // Waiting for the socket next: TLS may hold bytes it decrypted already, which the
+            // socket will not announce (a reply larger than libpq's buffer).
+            if usher_pq_tls_pending(conn) <= 0 { return false }
+        }
+    }
+
+    /// `collect`'s one look: reads what the socket has, takes the results that are whole.
+    private func take(_ p: inout Pipeline) throws(StoreError) -> Bool {
         if PQconsumeInput(conn) == 0 { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
         while PQisBusy(conn) == 0 {
             let next = PQgetResult(conn)
@@ -193,12 +203,14 @@ package final class PGConnection {
             let r = usher_pq_wait_readable(conn, milliseconds)
             if r < 0 { throw lost("the connection's socket failed") }
         }
-        if PQconsumeInput(conn) == 0 { throw lost(Self.message(PQerrorMessage(conn))) }
         var out: [(channel: String, payload: String)] = []
-        while let n = PQnotifies(conn) {
-            out.append((String(cString: n.pointee.relname), String(cString: n.pointee.extra)))
-            PQfreemem(n)
-        }
+        repeat {
+            if PQconsumeInput(conn) == 0 { throw lost(Self.message(PQerrorMessage(conn))) }
+            while let n = PQnotifies(conn) {
+                out.append((String(cString: n.pointee.relname), String(cString: n.pointee.extra)))
+                PQfreemem(n)
+            }
+        } while usher_pq_tls_pending(conn) > 0   // bytes TLS decrypted already: no socket wake-up for them
         return out
     }
 

@@ -10,6 +10,8 @@ public final class PostgresTestServer: @unchecked Sendable {
     // @unchecked: immutable after init apart from `databases`, guarded by `lock`.
     public let directory: String
     public let user = "postgres"
+    /// The port (for TCP and the socket's name) when `settings` set one, else PostgreSQL's default.
+    public let port: String
     private let bin: String
     private let runAs: String?
     private let lock = NSLock()
@@ -30,6 +32,7 @@ public final class PostgresTestServer: @unchecked Sendable {
     /// Starts a server. `settings` are extra `-c name=value` server settings.
     public init(settings: [String: String] = ["fsync": "off", "max_connections": "200"]) throws {
         bin = try Self.binDirectory()
+        port = settings["port"] ?? "5432"
         runAs = getuid() == 0 ? "postgres" : nil
         Self.sweepOrphans(bin: bin, runAs: runAs)
         directory = try Self.makeDirectory(owner: runAs)
@@ -47,7 +50,7 @@ public final class PostgresTestServer: @unchecked Sendable {
 
     /// A `postgresql://` URL for `database` over the Unix socket.
     public func url(database: String) -> String {
-        "postgresql:///\(database)?host=\(directory)&user=\(user)"
+        "postgresql:///\(database)?host=\(directory)&port=\(port)&user=\(user)"
     }
 
     /// Creates an empty database and returns its URL. `encoding` SQL_ASCII stores any bytes.
@@ -68,7 +71,7 @@ public final class PostgresTestServer: @unchecked Sendable {
     /// Runs SQL with psql against `database`; returns what it printed (unaligned, tuples only).
     @discardableResult
     public func psql(_ sql: String, database: String = "postgres") throws -> String {
-        try run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", directory, "-U", user, "-d", database,
+        try run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", directory, "-p", port, "-U", user, "-d", database,
                  "-c", sql], asServer: false)
     }
 
