@@ -17,7 +17,7 @@ SWIFT ?= swift
 # which start a throwaway server of their own (no system service is used).
 PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib sqlite3 libmicrohttpd libpq
 APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libpq-dev sqlite3 python3 pkg-config
-TEST_APT_PACKAGES := postgresql postgresql-client
+TEST_APT_PACKAGES := postgresql postgresql-client openssl
 
 # Fuzzing: seconds per harness, seed inputs (checked in) and where new inputs and
 # crashes go (not checked in, see .gitignore).
@@ -56,9 +56,10 @@ deps:
 	fi
 
 # What the tests need besides the build: PostgreSQL's server binaries (the tests run initdb
-# into a temporary directory and start a server on a Unix socket there).
+# into a temporary directory and start a server on a Unix socket there), and openssl (the TLS
+# test makes a self-signed certificate; Debian's postgresql package brings it anyway).
 test-deps:
-	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1; then \
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1; then \
 	  echo "    ok: PostgreSQL server binaries ($$(ls -d /usr/lib/postgresql/*/bin | tail -1))"; \
 	elif [ "$$(id -u)" = 0 ]; then \
 	  echo "    missing: PostgreSQL server binaries — installing $(TEST_APT_PACKAGES)"; \
