@@ -3,7 +3,7 @@ import UsherStore
 
 /// One connection used from one thread of its own (`ThreadExecutor`): every blocking libpq call
 /// runs there, never on the cooperative thread pool — and a worker stage the store runs on that
-/// thread (`PostgresStore.executor(for:)`) calls it without a thread switch. A broken connection
+/// thread (`PostgresStore.workerExecutor`) calls it without a thread switch. A broken connection
 /// is dropped and made again on the next call, so a server restart costs the calls made while
 /// it was down (transient errors the worker retries with backoff), nothing more.
 final class PGSession: @unchecked Sendable {

@@ -346,9 +346,7 @@ public final class PostgresStore: ChatStore {
     /// The worker reads, decides and writes on the reading connection's thread, which also
     /// serves the commit connections and the notifications: a store call then runs where it is
     /// made, and a commit waiting for the server lets the next read go on meanwhile.
-    public func executor(for stage: WorkerStage) -> (any TaskExecutor)? {
-        reader.executor
-    }
+    public var workerExecutor: (any TaskExecutor)? { reader.executor }
 
     public func cursor(bot: String) async throws -> Int64 {
         let q = sql.cursor

@@ -104,8 +104,8 @@ public final class Worker: Sendable {
         try? await store.warmUp()
         try await beat()
         try await withThrowingTaskGroup(of: Void.self) { group in
-            // Each bot's loop reads and decides where the store's reads run (`executor(for:)`).
-            for bot in bots { group.addTask(executorPreference: store.executor(for: .read)) { try await self.follow(bot) } }
+            // Each bot's loop reads and decides where the store's calls run (`workerExecutor`).
+            for bot in bots { group.addTask(executorPreference: store.workerExecutor) { try await self.follow(bot) } }
             group.addTask { try await self.dispatchNotifications() }
             group.addTask { try await self.heartbeat() }
             do {
@@ -310,7 +310,6 @@ public final class Worker: Sendable {
         // and was not collected yet wakes the wait at once.
         let written = ChangeSignal()
         var collected: UInt64 = 0
-        var writes = 0   // started, for `executor(for: .write(_))`
         // The conversations of the batches in flight, each with the seq its batch was read through.
         var inFlight: [String: Int64] = [:]
         var share = shares.withLock { $0[bot.id] } ?? .all
@@ -450,8 +449,7 @@ public final class Worker: Sendable {
                 // cursor.)
                 for (c, messages) in prepared.byConversation { inFlight[c] = messages.last!.seq }
                 while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
-                writes += 1
-                writing.append((Task(executorPreference: store.executor(for: .write(writes))) {
+                writing.append((Task(executorPreference: store.workerExecutor) {
                     defer { written.notify() }
                     return try await self.write(prepared, bot)
                 }, prepared.order))

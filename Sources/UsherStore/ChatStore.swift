@@ -37,10 +37,11 @@ public protocol ChatStore: Sendable {
     /// as it starts; a failure is not an error (the calls connect again when they need to).
     func warmUp() async throws
 
-    /// Where the worker runs a stage's tasks: for a store whose calls block threads of its own
-    /// (PostgreSQL), those threads (`ThreadExecutor`), so that a call runs where it is made
-    /// instead of waking the store's thread and then the caller's. nil: the global executor.
-    func executor(for stage: WorkerStage) -> (any TaskExecutor)?
+    /// Where the worker runs its loops and writes: for a store whose calls run on a thread of
+    /// its own (PostgreSQL's reading thread, `ThreadExecutor`), that thread, so that a call runs
+    /// where it is made instead of waking the store's thread and then the caller's. nil: the
+    /// global executor.
+    var workerExecutor: (any TaskExecutor)? { get }
 
     /// The bot's durable cursor: every inbound message at or below it is done.
     func cursor(bot: String) async throws -> Int64
@@ -133,7 +134,7 @@ extension ChatStore {
     /// No change signal.
     public var changeSignal: ChangeSignal? { nil }
 
-    public func executor(for stage: WorkerStage) -> (any TaskExecutor)? { nil }
+    public var workerExecutor: (any TaskExecutor)? { nil }
 
     /// Nothing to ready.
     public func warmUp() async throws {}
@@ -241,14 +242,6 @@ public struct Share: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(index + 1)/\(count)" }
-}
-
-/// A stage of a worker's loop (`ChatStore.executor(for:)`).
-public enum WorkerStage: Sendable, Hashable {
-    /// Reading the next batch and deciding it.
-    case read
-    /// Writing a batch: the worker's n-th write (writes in flight at once differ in n).
-    case write(Int)
 }
 
 /// What a store's change signals say of the inbound messages (`ChatStore.notified(since:)`).
