@@ -65,8 +65,9 @@ package struct PGSQL: Sendable {
     /// disjoint conversations, a claim costs no round trip of its own, and a lease is written
     /// only when it needs renewing. Each
     /// row: `PGLayout.messageColumns`, the seq and conversation id again, the conversation's state
-    /// (NULL: none yet), which the worker asks for next, and how far the read covered
-    /// (`Intake.readThrough`).
+    /// (NULL: none yet), which the worker asks for next, how far the read covered
+    /// (`Intake.readThrough`), and the first message it passed over (`Intake.passedOver`; NULL:
+    /// none).
     package var claimPending: String { text {
         """
         WITH cand AS (
@@ -94,22 +95,31 @@ package struct PGSQL: Sendable {
             SELECT $2, c, $4, to_timestamp($5::float8) FROM conv WHERE c NOT IN (SELECT c FROM kept) ORDER BY c
             ON CONFLICT (bot, conversation_id) DO UPDATE SET worker = excluded.worker, until = excluded.until
             WHERE l.worker = excluded.worker OR l.until <= clock_timestamp()
-            RETURNING l.conversation_id AS c)
-        SELECT cand.*, s.state, (
+            RETURNING l.conversation_id AS c),
+        held AS (SELECT c FROM fresh UNION ALL SELECT c FROM kept),
+        span AS (
             -- How far the read covered: to its last row, or to just below the first hole or the
             -- first message it skipped as in flight that its batch did not read (after the seq
             -- the batch read that conversation through: its next message, to be read once the
-            -- batch is written). No parameter is named in these comments: pgbench would bind it.
+            -- batch is written). And the first message of the share not done that it passed
+            -- over (another worker's, or one taken at the same instant): only then must a later
+            -- read look below. No parameter is named in these comments: pgbench would bind it.
             SELECT least(coalesce(min(t.prev) FILTER (WHERE t.seq > t.prev + 1), max(t.seq)),
-                         coalesce(min(t.seq) FILTER (WHERE t.skipped) - 1, max(t.seq)))
+                         coalesce(min(t.seq) FILTER (WHERE t.skipped) - 1, max(t.seq))) AS through,
+                   min(t.seq) FILTER (WHERE t.passed) AS passed
             FROM (SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, $1::int8) OVER (ORDER BY m.\(l.mSeq)) AS prev,
-                         \(l.inbound) AND m.\(l.mSeq) > f.through AS skipped
+                         \(l.inbound) AND m.\(l.mSeq) > f.through AS skipped,
+                         CASE WHEN \(l.inbound) AND f.c IS NULL
+                                   AND ($8::int4 <= 1 OR \(Self.shareSlot("m.\(l.mConversation)::text", count: "$8::int4")) = $9::int4)
+                                   AND m.\(l.mConversation)::text NOT IN (SELECT c FROM held)
+                              THEN \(undone(bot: "$2")) ELSE false END AS passed
                   FROM \(l.messages) AS m
                   LEFT JOIN unnest($7::text[], $10::int8[]) AS f(c, through) ON f.c = m.\(l.mConversation)::text
                   WHERE m.\(l.mSeq) > $1::int8 AND m.\(l.mSeq) <= (SELECT max(usher_seq) FROM cand)) AS t)
-        FROM cand
+        SELECT cand.*, s.state, span.through, span.passed
+        FROM cand CROSS JOIN span
         LEFT JOIN \(u).bot_state AS s ON s.bot = $2 AND s.conversation_id = cand.usher_c
-        WHERE usher_c IN (SELECT c FROM fresh UNION ALL SELECT c FROM kept)
+        WHERE usher_c IN (SELECT c FROM held)
         ORDER BY 1
         """
     } }

@@ -207,7 +207,7 @@ public final class PostgresStore: ChatStore {
         let q = sql.claimPending
         let inFlight = skipping.sorted { $0.key < $1.key }
         let skip = PGText.array(inFlight.map(\.key)), skipThrough = PGText.array(inFlight.map(\.value))
-        let (messages, texts, through) = try await reader.run { db in
+        let (messages, texts, through, passed) = try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
                                        String(max(0, until.timeIntervalSinceNow / 2)), skip, String(share.count), String(share.index), skipThrough],
                                    prepare: true)
@@ -217,7 +217,7 @@ public final class PostgresStore: ChatStore {
                 if let state = r.text(i, 14) { texts[m.conversationID] = state }
                 return m
             }
-            return (messages, texts, r.rows > 0 ? r.int64(0, 15) : cursor)
+            return (messages, texts, r.rows > 0 ? r.int64(0, 15) : cursor, r.rows > 0 && !r.isNull(0, 16) ? r.int64(0, 16) : nil)
         }
         let states = try texts.mapValues(Self.decodeState)
         // No rows: nothing is known to be covered (what was passed over was not counted).
@@ -231,7 +231,7 @@ public final class PostgresStore: ChatStore {
             return true
         }
         if served { listener?.forget(messages.lazy.map(\.seq), through: readThrough) }
-        return Intake(messages: messages, readThrough: readThrough, states: states)
+        return Intake(messages: messages, readThrough: readThrough, states: states, passedOver: passed)
     }
 
     /// The messages NOTIFYs brought since the last read (`PGListener.notes`) of conversations
@@ -289,7 +289,7 @@ public final class PostgresStore: ChatStore {
         }
         listener.forget(messages.lazy.map(\.seq))
         takenNotified.add(messages.count, ordering: .relaxed)
-        var intake = Intake(messages: messages, readThrough: after, states: decoded)
+        var intake = Intake(messages: messages, readThrough: after, states: decoded, passedOver: nil)
         intake.instant = true
         return intake
     }

@@ -32,9 +32,13 @@ public final class Worker: Sendable {
         /// out of work (a move owed then is made once due): moving it costs a few statements,
         /// and a read from the cursor walks the done messages after it.
         public var cursorInterval: Duration = .milliseconds(250)
-        /// Reads go on from after the last batch, and go back to the cursor this often, for
-        /// what they passed over: other workers' conversations, whose leases may have expired
-        /// or been released since, and messages that had to wait for an earlier one.
+        /// Reads go on from after the last batch, and go back this often for what they passed
+        /// over: other workers' conversations, whose leases may have expired or been released
+        /// since. A store that says what its reads passed over (`Intake.passedOver`: PostgreSQL)
+        /// is read again from just below the first such message, and not at all when they
+        /// passed over none — but from the cursor once in ten intervals whatever they say; any
+        /// other store, from the cursor every time. (A message that had to wait for an earlier
+        /// one is read again from the cursor at once.)
         public var rescanInterval: Duration = .seconds(1)
         /// How often a worker says it is alive to the others sharing its store (`ChatStore.members`)
         /// and looks who else is: a worker that joins gets its share within about this long. One
@@ -253,12 +257,26 @@ public final class Worker: Sendable {
         // a cursor read earlier is never wrong, only slower: a read from it walks the done
         // messages after it again.
         var cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
-        // Where the next read starts: after the last batch read, or at the cursor. What the
-        // reads passed over below it — other workers' conversations, a commit that must wait for
-        // an earlier message — is read again from the cursor every `rescanInterval` (a read
-        // from the cursor walks every done message after it, which at a low rate cost more
-        // than the rest of the cycle).
+        // Where the next read starts: after the last batch read, or (0) at the cursor. What the
+        // reads passed over below it — other workers' conversations — is read again every
+        // `rescanInterval`, from just below the first such message (`Intake.passedOver`); a
+        // commit that must wait for an earlier message, from the cursor at once. A read from
+        // the cursor walks every done message after it: at a low rate that cost more than the
+        // rest of the cycle, and with four workers a rescan from the shared cursor (as far
+        // behind as the slowest of them) walked 10,000–30,000 messages.
         var floor: Int64 = 0
+        // Where a read with `floor` 0 starts (0: the cursor).
+        var rescanFrom: Int64 = 0
+        // The first message the reads passed over since the last rescan (0: the store does not
+        // say, look from the cursor; nil: none).
+        var passedOver: Int64?
+        // The last read from the cursor: one every ten rescan intervals whatever the reads say.
+        var fromCursor = ContinuousClock.now
+        func rescan(from seq: Int64 = 0) {
+            floor = 0
+            rescanFrom = seq
+            if seq == 0 { fromCursor = ContinuousClock.now }
+        }
         // The store's change generation when the last read began (`ChatStore.notified`).
         var lastRead: UInt64?
         var rescanned = ContinuousClock.now
@@ -334,7 +352,7 @@ public final class Worker: Sendable {
             for c in w.conversations { inFlight[c] = nil }
             // A message that could not be committed yet (an earlier one of its conversation
             // showed up meanwhile) is below where the reads go on: read from the cursor again.
-            if unfinished { floor = 0 }
+            if unfinished { rescan() }
             if releaseOnceWritten > 0 {
                 releaseOnceWritten -= 1
                 if releaseOnceWritten == 0 { try await release() }
@@ -357,7 +375,7 @@ public final class Worker: Sendable {
                     share = now
                     try await release()
                     releaseOnceWritten = writing.count
-                    floor = 0
+                    rescan()
                     // And from the cursor again two member intervals on: by then the others
                     // have seen the change too and let go of what is now this worker's (their
                     // next heartbeat, their writes in flight). What this read passes over as
@@ -366,8 +384,13 @@ public final class Worker: Sendable {
                     rescanned = ContinuousClock.now - options.rescanInterval + min(options.rescanInterval, options.memberInterval * 2)
                 }
                 if ContinuousClock.now - rescanned >= options.rescanInterval {
-                    floor = 0
                     rescanned = ContinuousClock.now
+                    if rescanned - fromCursor >= options.rescanInterval * 10 { passedOver = 0 }
+                    if let first = passedOver {
+                        rescan(from: max(0, first - 1))
+                        passedOver = nil
+                        metrics.increment("usher_rescans_total", ["bot": bot.id])
+                    }
                 }
                 // After an intake the store answered without the database, a batch taken now
                 // would only wait for a write to end: wait first, so the messages that come
@@ -388,7 +411,8 @@ public final class Worker: Sendable {
                     read = Intake(messages: [], readThrough: floor)
                 } else {
                     lastRead = generation
-                    read = try await intake(bot, after: max(cursor, floor), skipping: inFlight, share: share)
+                    read = try await intake(bot, after: max(cursor, floor > 0 ? floor : rescanFrom), skipping: inFlight, share: share)
+                    passedOver = Self.lower(passedOver, read.passedOver)
                 }
                 var batch = read.messages
                 if batch.isEmpty, !writing.isEmpty {
@@ -412,7 +436,8 @@ public final class Worker: Sendable {
                     // the wait below starts after it — the bot's own replies, written earlier, cannot
                     // wake it at once, and a message that arrived between the two reads is not waited for.
                     latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-                    read = try await intake(bot, after: max(cursor, floor), skipping: [:], share: share)
+                    read = try await intake(bot, after: max(cursor, floor > 0 ? floor : rescanFrom), skipping: [:], share: share)
+                    passedOver = Self.lower(passedOver, read.passedOver)
                     batch = read.messages
                 }
                 if batch.isEmpty {
@@ -744,6 +769,13 @@ public final class Worker: Sendable {
             try await Task.sleep(for: delay)
             delay = min(delay * 2, options.maxRetryDelay)
         }
+    }
+
+    /// The lower of two optional seqs (nil: none).
+    static func lower(_ a: Int64?, _ b: Int64?) -> Int64? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 
     static func seconds(_ d: Duration) -> Double {

@@ -274,16 +274,24 @@ public struct Intake: Sendable {
     /// The states of the returned messages' conversations (absent: none yet), when the store
     /// read them with the batch; nil: ask `states(bot:conversations:)`.
     public var states: [String: ConversationState]?
+    /// The lowest `seq` among the inbound messages not done that the read passed over below
+    /// `readThrough` — of conversations another worker held, or claimed at the same instant —
+    /// which a later read must look at again (the worker's rescan starts just below it); nil:
+    /// it passed over none, and reads may go on from `readThrough` alone. Stores that do not
+    /// tell say 0, the default: the worker rescans from the cursor every `rescanInterval`.
+    public var passedOver: Int64? = 0
 
     /// The store did not go to the database for it (PostgreSQL: taken from the NOTIFYs): the
     /// next intake is likely as instant, and the worker waits for a write to end before it
     /// rather than after (the messages that come meanwhile join that batch).
     public var instant = false
 
-    public init(messages: [StoredMessage], readThrough: Int64, states: [String: ConversationState]? = nil) {
+    public init(messages: [StoredMessage], readThrough: Int64, states: [String: ConversationState]? = nil,
+                passedOver: Int64? = 0) {
         self.messages = messages
         self.readThrough = readThrough
         self.states = states
+        self.passedOver = passedOver
     }
 }
 

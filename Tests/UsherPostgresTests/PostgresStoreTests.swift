@@ -221,6 +221,68 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A read says the first message it passed over because another worker held its
+    /// conversation (`Intake.passedOver`) — not a message done, one of another share, or one of
+    /// the batches in flight — so that the worker looks below only when there is something to
+    /// find there.
+    @Test func aReadSaysWhatItPassedOver() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        // The other worker's claims always read (and lease): none taken from a NOTIFY.
+        var options = PostgresStore.Options()
+        options.takeNotified = false
+        let other = try await PostgresStore(url: url, options: options)
+        let until = Date().addingTimeInterval(30)
+        let held = try await customer(store, "x", "held elsewhere")
+        let done = try await customer(store, "d", "answered")
+        #expect(try await reply(store, done, "ok") == .committed)
+        let free = try await customer(store, "y", "free")
+        _ = try await other.claimPending(bot: Self.bot.id, after: held.seq - 1, limit: 1, worker: "other", until: until,
+                                         skipping: [:], holds: { _ in false })
+        let read = try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: until,
+                                                skipping: [:], holds: { _ in false })
+        #expect(read.messages.map(\.id) == [free.id])
+        #expect(read.readThrough >= free.seq)
+        #expect(read.passedOver == held.seq, "the held message is the first passed over (\(String(describing: read.passedOver)))")
+        // Past it, nothing is passed over; nor by a read that finds nothing.
+        let later = try await customer(store, "y", "later")
+        let next = try await store.claimPending(bot: Self.bot.id, after: read.readThrough, limit: 10, worker: "w", until: until,
+                                                skipping: [:], holds: { _ in false })
+        #expect(next.messages.map(\.id) == [later.id])
+        #expect(next.passedOver == nil)
+        let none = try await store.claimPending(bot: Self.bot.id, after: later.seq, limit: 10, worker: "w", until: until,
+                                                skipping: [:], holds: { _ in false })
+        #expect(none.messages.isEmpty && none.passedOver == nil)
+        // Once let go, it is read, and nothing is passed over; the batch in flight ("y", read
+        // through `later`) is left out without counting as passed over.
+        try await other.release(bot: Self.bot.id, worker: "other")
+        let again = try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: until,
+                                                 skipping: ["y": later.seq], holds: { _ in false })
+        #expect(again.messages.map(\.id) == [held.id])
+        #expect(again.passedOver == nil)
+        // Two shares: another worker's conversation of the other share is not this one's to
+        // look for; one of this share is.
+        let slot = try PGConnection(url)
+        func share(_ conversation: String) throws -> Int {
+            try slot.execute("SELECT \(PGSQL.shareSlot("$1::text", count: "2"))", [conversation]).int(0, 0)
+        }
+        var names: [Int: [String]] = [:]
+        for i in 0..<40 { names[try share("s\(i)"), default: []].append("s\(i)") }
+        let mine = names[0]!, theirs = names[1]!
+        let start = try await store.latestSeq()
+        let otherShare = try await customer(store, theirs[0], "the other share's")
+        let sameShare = try await customer(store, mine[0], "this share's, held")
+        _ = try await other.claimPending(bot: Self.bot.id, after: start, limit: 10, worker: "other", until: until,
+                                         skipping: [:], holds: { _ in false })
+        let open = try await customer(store, mine[1], "this share's, free")
+        let shared = try await store.claimPending(bot: Self.bot.id, after: start, limit: 10, worker: "w", until: until,
+                                                  skipping: [:], share: Share(index: 0, count: 2), holds: { _ in false })
+        #expect(shared.messages.map(\.id) == [open.id])
+        #expect(shared.passedOver == sameShare.seq, "not \(otherShare.seq), of the other share")
+        try await store.close()
+        try await other.close()
+    }
+
     @Test func theCursorWaitsForATransactionInFlight() async throws {
         let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)

@@ -217,6 +217,54 @@ struct PostgresWorkerTests {
         try await other.close()
     }
 
+    /// Rescans only for what the reads passed over (`Intake.passedOver`): a worker whose reads
+    /// pass over nothing does not go back below them (until the tenth interval, from the
+    /// cursor); one whose read passed over a message another worker held goes back at the next
+    /// interval — from just below it — and answers it once let go.
+    @Test func aWorkerLooksBackOnlyForWhatItsReadsPassedOver() async throws {
+        let url = try await Self.server.createDatabase()
+        let (dir, bot) = try BenchBot.make(prefix: "usher-rescan-test", rules: BenchBot.oneReply)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var otherOptions = PostgresStore.Options()
+        otherOptions.takeNotified = false
+        let other = try await PostgresStore(url: url, options: otherOptions)
+        var options = Worker.Options()
+        options.rescanInterval = .milliseconds(300)   // from the cursor every 3 s
+        let metrics = Metrics()
+        let store = try await PostgresStore(url: url)
+        let worker = Worker(store: store, bots: [bot], workerID: "w1", options: options, metrics: metrics, log: Logger(minimum: .error))
+        let started = ContinuousClock.now
+        let running = Task { try await worker.run() }
+        func rescans() -> Double { metrics.value("usher_rescans_total", ["bot": bot.id]) ?? 0 }
+        for i in 0..<20 { try await other.append(NewMessage(id: "a\(i)", conversationID: "a\(i % 5)", from: .customer, text: "hi")) }
+        try await drain(other, bot: bot.id, timeout: .seconds(10))
+        try await Task.sleep(until: started + .milliseconds(2_400))
+        #expect(rescans() == 0, "nothing was passed over: no rescan in 2.4 s")
+        worker.requestStop()
+        try await running.value
+        try await store.close()
+        // Meanwhile "other" took x; the next worker's first read passes over it to y.
+        try await other.append(NewMessage(id: "x1", conversationID: "x", from: .customer, text: "held elsewhere"))
+        let last = try await other.latestSeq()
+        _ = try await other.claimPending(bot: bot.id, after: last - 1, limit: 10, worker: "other", until: Date().addingTimeInterval(3600),
+                                         skipping: [:], share: .all, holds: { _ in false })
+        try await other.append(NewMessage(id: "y1", conversationID: "y", from: .customer, text: "free"))
+        let again = try await PostgresStore(url: url)
+        let next = Worker(store: again, bots: [bot], workerID: "w1", options: options, metrics: metrics, log: Logger(minimum: .error))
+        let resumed = Task { try await next.run() }
+        try await eventually("y answered") { try await other.transcript(conversation: "y").count == 2 }
+        try await eventually("a rescan for x, held", timeout: .seconds(2)) { rescans() >= 1 }
+        #expect(try await other.transcript(conversation: "x").count == 1)
+        try await other.release(bot: bot.id, worker: "other")
+        try await eventually("x answered at the next rescan", timeout: .seconds(2)) {
+            try await other.transcript(conversation: "x").count == 2
+        }
+        next.requestStop()
+        try await resumed.value
+        try await again.close()
+        try await other.close()
+    }
+
     /// TLS: a worker whose store URL asks for it (`sslmode=require`, over TCP) reads, listens and
     /// commits through encrypted connections; and a reply much larger than libpq's buffer comes
     /// whole through a pipeline whose task waits on its thread. (TLS can hold bytes it decrypted
