@@ -281,7 +281,8 @@ public final class Worker: Sendable {
         var lastRead: UInt64?
         var rescanned = ContinuousClock.now
         var advanced = ContinuousClock.now
-        var movedHere = ContinuousClock.now   // this worker's last move of the shared cursor
+        // When this worker last moved the shared cursor, or saw it moved.
+        var cursorMoved = ContinuousClock.now
         var committedSinceAdvance = false
         // While work flows the cursor moves in the background: moving it takes a statement that
         // walks the done messages since the last move, and the loop waiting for it held up the
@@ -289,15 +290,16 @@ public final class Worker: Sendable {
         // worker runs out of work and a move is due, it waits for the move (`advance`).
         // Workers sharing the bot share its cursor, and a move walks every message since the
         // last: while work flows the first of them moves it (`mover`), the others read where it
-        // is and move it only once in four intervals; each moves it when it runs out of work
-        // (at most once an interval, too).
+        // is and move it only when it has not moved for four intervals (with eight workers,
+        // moving it once in four intervals each walked every message 2–3 times); each moves it
+        // when it runs out of work (at most once an interval, too).
         let moved = Locked<Int64?>(nil)   // the cursor a move left (-1: it failed)
         var moving: Task<Void, Never>?
         func startMoving(mover: Bool = true) {
             guard moving == nil else { return }
             advanced = ContinuousClock.now
             if mover {
-                movedHere = advanced
+                cursorMoved = advanced
                 committedSinceAdvance = false   // a worker that only read the cursor still owes a move
             }
             moving = Task {
@@ -310,6 +312,7 @@ public final class Worker: Sendable {
         }
         func collectMoved() {
             guard let c = moved.withLock({ v -> Int64? in defer { v = nil }; return v }) else { return }
+            if c > cursor { cursorMoved = ContinuousClock.now }
             if c >= 0 { cursor = max(cursor, c) }
             moving = nil
         }
@@ -359,9 +362,10 @@ public final class Worker: Sendable {
             }
             committedSinceAdvance = committedSinceAdvance || progress
             if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval {
-                // The first worker moves it; the others too once in four intervals, in case the
-                // first has nothing to commit (a cursor left behind makes every rescan longer).
-                startMoving(mover: share.index == 0 || ContinuousClock.now - movedHere >= options.cursorInterval * 4)
+                // The first worker moves it; the others too when it has not moved for four
+                // intervals, in case the first has nothing to commit (a cursor left behind makes
+                // every rescan longer).
+                startMoving(mover: share.index == 0 || ContinuousClock.now - cursorMoved >= options.cursorInterval * 4)
             }
             return progress
         }

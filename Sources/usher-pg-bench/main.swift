@@ -7,7 +7,7 @@
 //                                   [--only throughput|latency|cost] [--rate 1000] [--seconds 5]
 //                                   [--history N | --cold] [--profile] [--script FILE]
 //                                   [--notify-window S] [--set name=value] [--keep] [--breakdown]
-//                                   [--feeder pgbench|store] [--no-floor] [--no-take]
+//                                   [--feeder pgbench|store] [--no-floor] [--no-take] [--no-ceiling]
 //
 // Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
 // after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
@@ -24,6 +24,8 @@
 // (PostgresStore.Options.takeNotified off: the comparison);
 // each latency round also runs the floor — the least any responder must do (Latency.swift's
 // Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not);
+// --no-ceiling runs the throughput part's workers alone, without pgbench (to compare two builds
+// of Usher: their CPU per message and rate, round by round, in less time);
 // --only cost (not in a full run) measures the server CPU of one message answered alone — Usher's
 // batch of one against the floor's read and reply — and each of Usher's statements' share of it
 // (StatementCost.swift; --messages N, default 4,000);
@@ -210,6 +212,13 @@ func main() async throws {
                 let usherServer = u.serverCPU
                 let up = try Profile.read(server, database: db, sql: backlog.sql)
                 server.drop(db)
+                if args.contains("--no-ceiling") {
+                    let n = Double(backlog.count)
+                    print("round \(round), \(w) worker\(w == 1 ? " " : "s"): usher \(fmt(u.messagesPerSecond)) msg/s (\(fmt(u.seconds, 2)) s); "
+                          + "CPU per message \(fmt(1e6 * (u.cpu + usherServer) / n, 1)) µs (workers \(fmt(1e6 * u.cpu / n, 1)), "
+                          + "server \(fmt(1e6 * usherServer / n, 1))); server buffers per message \(fmt(Double(up.totalBuffers) / n, 1))   [load before: \(load)]")
+                    continue
+                }
                 // pgbench on the same batches (whole batches, split evenly between the clients).
                 let pdb = "usher_pgbench"
                 try server.copy(pgTemplate + "_\(w)", to: pdb)
