@@ -104,7 +104,12 @@ public final class Worker: Sendable {
     /// Runs until `requestStop()` (or the task is cancelled); then releases its leases.
     public func run() async throws {
         log.info("worker-start", ["worker": workerID, "bots": bots.map(\.id).joined(separator: ",")])
-        // Best effort: a store that is down now is retried by every call that needs it.
+        // Said alive first, then warmed up, then who else is looked at again: workers started
+        // together have all said so by then, and they read in their shares from the first read
+        // (each took every share until it saw the others, and read again from the cursor once
+        // it did). Best effort before the second look: a store that is down now is retried by
+        // every call that needs it.
+        try? await beat()
         try? await store.warmUp()
         try await beat()
         try await withThrowingTaskGroup(of: Void.self) { group in
