@@ -131,29 +131,50 @@ package struct PGSQL: Sendable {
 
     package var cursor: String { text { "SELECT seq FROM \(u).cursors WHERE bot = $1" } }
 
-    /// $1 bot. Where the cursor may move, read in one statement (one snapshot, so a message
-    /// committed meanwhile shows as a hole, not as done): the cursor; just below the oldest inbound
-    /// message not done after it, else the newest seq; and the holes in between — sequence
-    /// numbers taken by transactions not committed yet (or rolled back), each as the last number
-    /// before it.
+    /// $1 bot, $2 the group of its workers (`ChatStore.members`; NULL: none known). Where the
+    /// cursor may move, read in one statement (one snapshot, so a message committed meanwhile
+    /// shows as a hole, not as done): the cursor; just below the oldest inbound message not done
+    /// after where the walk starts, else the newest seq; the holes in between — sequence numbers
+    /// taken by transactions not committed yet (or rolled back), each as the last number before
+    /// it; the snapshot's xmin and xmax; and where the walk started: the cursor, or the lowest
+    /// `safe` the group's live workers reported (`ChatStore.progress`) when each reported one and
+    /// their shares split the conversations between them — what is below it they answer for, and
+    /// their reads never pass a hole — so that a move walks only the messages above what the
+    /// workers have in hand, not every message since the last move (each probing its done mark).
     package var cursorTarget: String { text {
-        // Both steps materialized and read through scalar subqueries: their values then bound
+        // The steps materialized and read through scalar subqueries: their values then bound
         // index scans of `messages` (a join with them would scan from the start). Holes are
         // looked for up to the row after the target: a hole right below the oldest message not
         // done shows only in that message's row.
         """
         WITH cur AS MATERIALIZED (SELECT coalesce((SELECT seq FROM \(u).cursors WHERE bot = $1), 0) AS seq),
+        low AS MATERIALIZED (
+            SELECT CASE WHEN count(*) > 0 AND count(safe) = count(*) AND min(share_count) = count(*)
+                             AND max(share_count) = count(*) AND count(DISTINCT share_index) = count(*)
+                             AND min(share_index) >= 0 AND max(share_index) < count(*)
+                        THEN min(safe) END AS seq
+            FROM \(u).workers WHERE grp = $2 AND until > clock_timestamp()),
+        start AS MATERIALIZED (SELECT greatest((SELECT seq FROM cur), coalesce((SELECT seq FROM low), 0)) AS seq),
         target AS MATERIALIZED (SELECT coalesce(
             (SELECT m.\(l.mSeq) - 1 FROM \(l.messages) AS m
-             WHERE m.\(l.mSeq) > (SELECT seq FROM cur) AND \(l.inbound) AND \(undone(bot: "$1"))
+             WHERE m.\(l.mSeq) > (SELECT seq FROM start) AND \(l.inbound) AND \(undone(bot: "$1"))
              ORDER BY m.\(l.mSeq) LIMIT 1),
             (SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages))) AS seq)
         SELECT (SELECT seq FROM cur), (SELECT seq FROM target), ARRAY(
             SELECT prev FROM (
-                SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, (SELECT seq FROM cur)) OVER (ORDER BY m.\(l.mSeq)) AS prev
-                FROM \(l.messages) AS m WHERE m.\(l.mSeq) > (SELECT seq FROM cur) AND m.\(l.mSeq) <= (SELECT seq FROM target) + 1
+                SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, (SELECT seq FROM start)) OVER (ORDER BY m.\(l.mSeq)) AS prev
+                FROM \(l.messages) AS m WHERE m.\(l.mSeq) > (SELECT seq FROM start) AND m.\(l.mSeq) <= (SELECT seq FROM target) + 1
             ) AS t WHERE t.seq > t.prev + 1 ORDER BY t.prev LIMIT 100)::text,
-            pg_snapshot_xmin(pg_current_snapshot())::text::int8, pg_snapshot_xmax(pg_current_snapshot())::text::int8
+            pg_snapshot_xmin(pg_current_snapshot())::text::int8, pg_snapshot_xmax(pg_current_snapshot())::text::int8,
+            (SELECT seq FROM start)
+        """
+    } }
+
+    /// $1 group, $2 worker, $3 share count, $4 share index, $5 safe (NULL: not known).
+    package var progress: String { text {
+        """
+        UPDATE \(u).workers SET share_count = $3::int4, share_index = $4::int4, safe = $5::int8
+        WHERE grp = $1 AND worker = $2
         """
     } }
 

@@ -9,7 +9,15 @@ enum PGSchema {
         [("usher tables: bot state, done marks, cursors, leases, notifications, handoffs"
             + (l.isNative ? "; native conversations and messages" : ""), v1(l)),
          ("live workers of each group (shares)", v2(l)),
-         ("expect_batch: the guard of a commit written in one round trip", v3(l))]
+         ("expect_batch: the guard of a commit written in one round trip", v3(l)),
+         ("each live worker's share and how far its reads stand (the cursor's walk starts there)", v4(l))]
+    }
+
+    /// `ChatStore.progress`: the share each worker reads and the seq at or below which every
+    /// inbound message of it is done or in its hands (`PGSQL.cursorTarget` starts its walk at the
+    /// lowest, when the live workers' shares split the conversations between them).
+    static func v4(_ l: PGLayout) -> String {
+        "ALTER TABLE \(l.usher).workers ADD COLUMN share_count integer, ADD COLUMN share_index integer, ADD COLUMN safe bigint;"
     }
 
     /// `PGSQL.expectBatch` calls it with what the commit's reads would find: raising an error

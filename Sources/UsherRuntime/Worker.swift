@@ -300,8 +300,25 @@ public final class Worker: Sendable {
         // when it runs out of work (at most once an interval, too).
         let moved = Locked<Int64?>(nil)   // the cursor a move left (-1: it failed)
         var moving: Task<Void, Never>?
+        // Where this worker's reads stand (`ChatStore.progress`): every message of its share at or
+        // below this is done, or in its hands — a batch read or written, a message its reads
+        // passed over (looked at again from just below it). Reads go on from `floor` and never
+        // pass a hole; nil after a share change or a commit that had to wait, until the reads
+        // from the cursor are under way again.
+        func safe() -> Int64? {
+            var s: Int64
+            if floor > 0 { s = floor } else if rescanFrom > 0 { s = rescanFrom } else { return nil }
+            if let first = passedOver {
+                if first == 0 { return nil }
+                s = min(s, first - 1)
+            }
+            if let taken { s = min(s, taken - 1) }
+            for w in writing { s = min(s, w.low - 1) }
+            return s
+        }
         func startMoving(mover: Bool = true) {
             guard moving == nil else { return }
+            let (safe, share) = (safe(), share)
             advanced = ContinuousClock.now
             if mover {
                 cursorMoved = advanced
@@ -309,6 +326,8 @@ public final class Worker: Sendable {
             }
             moving = Task {
                 let c = try? await self.retrying(bot, "advance-cursor") { () async throws -> Int64 in
+                    try await self.store.progress(bot: bot.id, group: Self.membersGroup(bot.id), worker: self.workerID,
+                                                  share: share, safe: safe)
                     if mover { try await self.store.advanceCursor(bot: bot.id) }
                     return try await self.store.cursor(bot: bot.id)
                 }
@@ -330,7 +349,9 @@ public final class Worker: Sendable {
         }
         // While batches are written (stage two), the next is read and decided (stage one): its
         // conversations are not those in flight, so it needs nothing from the writes.
-        var writing: [(task: Task<Written, any Error>, conversations: [String])] = []
+        var writing: [(task: Task<Written, any Error>, conversations: [String], low: Int64)] = []
+        // The lowest seq of the batch read and not yet among `writing` (nil: none).
+        var taken: Int64?
         // Notified as each write ends: the loop waits for either that or a new message. Its
         // generation counts the writes ended, `collected` those waited for: a write that ended
         // and was not collected yet wakes the wait at once.
@@ -473,6 +494,7 @@ public final class Worker: Sendable {
                 }
                 instant = read.instant
                 lastSeen = max(lastSeen, batch.last!.seq)
+                taken = batch.first!.seq
                 floor = read.readThrough
                 let prepared = try await prepare(batch, states: read.states, bot)
                 // In flight from now on (before waiting for a write: a release after a share
@@ -483,10 +505,12 @@ public final class Worker: Sendable {
                 // cursor.)
                 for (c, messages) in prepared.byConversation { inFlight[c] = messages.last!.seq }
                 while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
+                let low = taken!
+                taken = nil
                 writing.append((Task(executorPreference: store.workerExecutor) {
                     defer { written.notify() }
                     return try await self.write(prepared, bot)
-                }, prepared.order))
+                }, prepared.order, low))
             }
             while try await finishWriting() != nil {}
             // A move owed (the last commits came less than `cursorInterval` before the stop).

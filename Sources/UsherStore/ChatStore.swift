@@ -49,6 +49,15 @@ public protocol ChatStore: Sendable {
     /// Moves the cursor to just below the oldest inbound message `bot` has not done.
     func advanceCursor(bot: String) async throws
 
+    /// Where `worker`'s reads of `bot` stand, for `advanceCursor`: every inbound message of
+    /// `share` at or below `safe` is done, or in this worker's hands to finish (a batch it
+    /// writes, a message its reads passed over and will look at again); nil: not known (until
+    /// its reads after a share change have gone on from the cursor). `group` is the workers
+    /// reading `bot` (`members`). A store whose `advanceCursor` walks the messages from the
+    /// cursor may start the walk at the lowest `safe` of the group's live workers, once their
+    /// shares split the conversations between them. Default: ignored.
+    func progress(bot: String, group: String, worker: String, share: Share, safe: Int64?) async throws
+
     /// The conversation's state for `bot`, or `nil` before its first message.
     func state(bot: String, conversation: String) async throws -> ConversationState?
 
@@ -138,6 +147,9 @@ extension ChatStore {
 
     /// Nothing to ready.
     public func warmUp() async throws {}
+
+    /// Not used: the cursor moves by what the store finds done.
+    public func progress(bot: String, group: String, worker: String, share: Share, safe: Int64?) async throws {}
 
     /// Signals that do not name their messages.
     public func notified(since generation: UInt64) -> Notified? { nil }

@@ -283,6 +283,51 @@ struct PostgresStoreTests {
         try await other.close()
     }
 
+    /// The cursor's walk starts at the lowest point the live workers of the bot's group report
+    /// (`ChatStore.progress`) — only when each reported one and their shares split the
+    /// conversations between them; else it walks from the cursor as before.
+    @Test func theCursorMovesOnTheWorkersWordWhenTheirSharesCoverEverything() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let bot = Self.bot.id, group = "usher:workers:" + bot
+        var messages: [StoredMessage] = []
+        for i in 0..<10 { messages.append(try await customer(store, "c\(i)", "m\(i)")) }
+        let until = Date().addingTimeInterval(60)
+        for w in ["w1", "w2"] { _ = try await store.members(group: group, worker: w, until: until) }
+        // Nothing is done: walked from the cursor, the cursor stays.
+        try await store.advanceCursor(bot: bot)
+        #expect(try await store.cursor(bot: bot) == 0)
+        // One worker's word is not enough: w2 has not said where it stands.
+        try await store.progress(bot: bot, group: group, worker: "w1", share: Share(index: 0, count: 2), safe: messages[6].seq)
+        try await store.advanceCursor(bot: bot)
+        #expect(try await store.cursor(bot: bot) == 0)
+        // Nor two workers both in share 0 of 2, nor shares of three among two workers.
+        try await store.progress(bot: bot, group: group, worker: "w2", share: Share(index: 0, count: 2), safe: messages[4].seq)
+        try await store.advanceCursor(bot: bot)
+        #expect(try await store.cursor(bot: bot) == 0)
+        try await store.progress(bot: bot, group: group, worker: "w2", share: Share(index: 2, count: 3), safe: messages[4].seq)
+        try await store.advanceCursor(bot: bot)
+        #expect(try await store.cursor(bot: bot) == 0)
+        // Nor one that does not know where it stands.
+        try await store.progress(bot: bot, group: group, worker: "w2", share: Share(index: 1, count: 2), safe: nil)
+        try await store.advanceCursor(bot: bot)
+        #expect(try await store.cursor(bot: bot) == 0)
+        // Both shares covered: the walk starts at the lower word (message 4), and goes on from
+        // there over what is done (5, answered) to below the first message not done (6).
+        try await store.progress(bot: bot, group: group, worker: "w2", share: Share(index: 1, count: 2), safe: messages[4].seq)
+        #expect(try await reply(store, messages[5], "ok") == .committed)
+        try await store.advanceCursor(bot: bot)
+        #expect(try await store.cursor(bot: bot) == messages[6].seq - 1)
+        // A third worker joins: until it says where it stands, the walk starts at the cursor again.
+        _ = try await store.members(group: group, worker: "w3", until: until)
+        for w in ["w1", "w2"] {
+            try await store.progress(bot: bot, group: group, worker: w, share: Share(index: w == "w1" ? 0 : 1, count: 3), safe: messages[9].seq)
+        }
+        try await store.advanceCursor(bot: bot)
+        #expect(try await store.cursor(bot: bot) == messages[6].seq - 1)
+        try await store.close()
+    }
+
     @Test func theCursorWaitsForATransactionInFlight() async throws {
         let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
