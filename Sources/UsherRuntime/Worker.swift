@@ -301,10 +301,10 @@ public final class Worker: Sendable {
         let moved = Locked<Int64?>(nil)   // the cursor a move left (-1: it failed)
         var moving: Task<Void, Never>?
         // Where this worker's reads stand (`ChatStore.progress`): every message of its share at or
-        // below this is done, or in its hands — a batch read or written, a message its reads
-        // passed over (looked at again from just below it). Reads go on from `floor` and never
-        // pass a hole; nil after a share change or a commit that had to wait, until the reads
-        // from the cursor are under way again.
+        // below this is done. Below `floor` a message was done, passed over (then it is at or
+        // above `passedOver`) or read (then it is in a batch read or written, at or above its
+        // lowest), and the reads never pass a hole; nil after a share change or a commit that
+        // had to wait, until the reads from the cursor are under way again.
         func safe() -> Int64? {
             var s: Int64
             if floor > 0 { s = floor } else if rescanFrom > 0 { s = rescanFrom } else { return nil }
@@ -315,6 +315,19 @@ public final class Worker: Sendable {
             if let taken { s = min(s, taken - 1) }
             for w in writing { s = min(s, w.low - 1) }
             return s
+        }
+        // Where the reads stand is also said after every write, in the background (one at a
+        // time, in any order with the moves' own: every word stays true): a move walks from the
+        // lowest word of the group's workers, and the older the words, the more messages done
+        // since then it walks.
+        let reporting = Locked(false)
+        func report() {
+            guard reporting.withLock({ r in defer { r = true }; return !r }) else { return }
+            let (safe, share) = (safe(), share)
+            Task {
+                try? await self.store.progress(bot: bot.id, group: Self.membersGroup(bot.id), worker: self.workerID, share: share, safe: safe)
+                reporting.withLock { $0 = false }
+            }
         }
         func startMoving(mover: Bool = true) {
             guard moving == nil else { return }
@@ -387,6 +400,7 @@ public final class Worker: Sendable {
                 if releaseOnceWritten == 0 { try await release() }
             }
             committedSinceAdvance = committedSinceAdvance || progress
+            report()
             if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval {
                 // The first worker moves it; the others too when it has not moved for four
                 // intervals, in case the first has nothing to commit (a cursor left behind makes

@@ -50,12 +50,13 @@ public protocol ChatStore: Sendable {
     func advanceCursor(bot: String) async throws
 
     /// Where `worker`'s reads of `bot` stand, for `advanceCursor`: every inbound message of
-    /// `share` at or below `safe` is done, or in this worker's hands to finish (a batch it
-    /// writes, a message its reads passed over and will look at again); nil: not known (until
-    /// its reads after a share change have gone on from the cursor). `group` is the workers
-    /// reading `bot` (`members`). A store whose `advanceCursor` walks the messages from the
-    /// cursor may start the walk at the lowest `safe` of the group's live workers, once their
-    /// shares split the conversations between them. Default: ignored.
+    /// `share` at or below `safe` is done (its batches read or written and what its reads
+    /// passed over are all above it); nil: not known (until its reads after a share change, or
+    /// after a commit that had to wait, have gone on from the cursor). Done is for good, so a
+    /// word stays true however old. `group` is the workers reading `bot` (`members`). A store
+    /// whose `advanceCursor` walks the messages from the cursor may start the walk at the
+    /// lowest `safe` of the group's live workers, once their shares split the conversations
+    /// between them. Default: ignored.
     func progress(bot: String, group: String, worker: String, share: Share, safe: Int64?) async throws
 
     /// The conversation's state for `bot`, or `nil` before its first message.
