@@ -320,9 +320,16 @@ public final class Worker: Sendable {
         // time, in any order with the moves' own: every word stays true): a move walks from the
         // lowest word of the group's workers, and the older the words, the more messages done
         // since then it walks.
+        // At most every 100 ms (at 1,000 messages a second a worker writes hundreds of group
+        // commits a second, and each word is a write of its own), and only among others: a
+        // worker alone moves the cursor itself, on a word said just before.
         let reporting = Locked(false)
+        var reported = ContinuousClock.now - .seconds(1)
         func report() {
-            guard reporting.withLock({ r in defer { r = true }; return !r }) else { return }
+            let now = ContinuousClock.now
+            guard share.count > 1, now - reported >= .milliseconds(100),
+                  reporting.withLock({ r in defer { r = true }; return !r }) else { return }
+            reported = now
             let (safe, share) = (safe(), share)
             Task {
                 try? await self.store.progress(bot: bot.id, group: Self.membersGroup(bot.id), worker: self.workerID, share: share, safe: safe)
