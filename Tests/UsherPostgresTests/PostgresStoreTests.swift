@@ -328,6 +328,26 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A database of the previous schema (3: before the workers said where they stand) is
+    /// migrated when a store opens it, and the words then go in.
+    @Test func aSchemaThreeDatabaseMigratesToFour() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let first = try await PostgresStore(url: url)
+        try await first.close()
+        let db = try PGConnection(url)
+        try db.script("""
+            ALTER TABLE usher.workers DROP COLUMN share_count, DROP COLUMN share_index, DROP COLUMN safe;
+            DELETE FROM usher.schema_version WHERE version = 4
+            """)
+        let store = try await PostgresStore(url: url)
+        #expect(try db.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 4)
+        let group = "usher:workers:" + Self.bot.id
+        _ = try await store.members(group: group, worker: "w1", until: Date().addingTimeInterval(60))
+        try await store.progress(bot: Self.bot.id, group: group, worker: "w1", share: .all, safe: 7)
+        #expect(try db.execute("SELECT safe FROM usher.workers WHERE worker = 'w1'").int64(0, 0) == 7)
+        try await store.close()
+    }
+
     @Test func theCursorWaitsForATransactionInFlight() async throws {
         let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
