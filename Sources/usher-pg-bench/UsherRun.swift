@@ -25,7 +25,6 @@ enum UsherRun {
         for _ in 0..<count { stores.append(try await PostgresStore(url: url)) }
         let metrics = Metrics()
         var options = Worker.Options()
-        options.idleWait = .milliseconds(5)
         if let notificationWindow { options.notificationWindow = notificationWindow }
         let workers = stores.enumerated().map { i, store in
             Worker(store: store, bots: [bot], workerID: "bench-worker-\(i + 1)", options: options, metrics: metrics,
