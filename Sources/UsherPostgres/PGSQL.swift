@@ -131,16 +131,16 @@ package struct PGSQL: Sendable {
 
     package var cursor: String { text { "SELECT seq FROM \(u).cursors WHERE bot = $1" } }
 
-    /// $1 bot, $2 the group of its workers (`ChatStore.members`; NULL: none known). Where the
-    /// cursor may move, read in one statement (one snapshot, so a message committed meanwhile
-    /// shows as a hole, not as done): the cursor; just below the oldest inbound message not done
-    /// after where the walk starts, else the newest seq; the holes in between — sequence numbers
-    /// taken by transactions not committed yet (or rolled back), each as the last number before
-    /// it; the snapshot's xmin and xmax; and where the walk started: the cursor, or the lowest
-    /// `safe` the group's live workers reported (`ChatStore.progress`) when each reported one and
-    /// their shares split the conversations between them — what is below it they answer for, and
-    /// their reads never pass a hole — so that a move walks only the messages above what the
-    /// workers have in hand, not every message since the last move (each probing its done mark).
+    /// $1 bot, $2 the group of its workers (`Share.group(of:)`). Where the cursor may move, read
+    /// in one statement (one snapshot, so a message committed meanwhile shows as a hole, not as
+    /// done): the cursor; just below the oldest inbound message not done after where the walk
+    /// starts, else the newest seq; the holes in between — sequence numbers taken by
+    /// transactions not committed yet (or rolled back), each as the last number before it; and
+    /// the snapshot's xmin and xmax. The walk starts at the cursor, or at the lowest `safe` the
+    /// group's live workers reported (`ChatStore.progress`) when each reported one and their
+    /// shares split the conversations between them — every message below it is done, and their
+    /// reads never pass a hole — so that a move walks only the messages above what the workers
+    /// have done, not every message since the last move (each probing its done mark).
     package var cursorTarget: String { text {
         // The steps materialized and read through scalar subqueries: their values then bound
         // index scans of `messages` (a join with them would scan from the start). Holes are
@@ -165,8 +165,7 @@ package struct PGSQL: Sendable {
                 SELECT m.\(l.mSeq) AS seq, lag(m.\(l.mSeq), 1, (SELECT seq FROM start)) OVER (ORDER BY m.\(l.mSeq)) AS prev
                 FROM \(l.messages) AS m WHERE m.\(l.mSeq) > (SELECT seq FROM start) AND m.\(l.mSeq) <= (SELECT seq FROM target) + 1
             ) AS t WHERE t.seq > t.prev + 1 ORDER BY t.prev LIMIT 100)::text,
-            pg_snapshot_xmin(pg_current_snapshot())::text::int8, pg_snapshot_xmax(pg_current_snapshot())::text::int8,
-            (SELECT seq FROM start)
+            pg_snapshot_xmin(pg_current_snapshot())::text::int8, pg_snapshot_xmax(pg_current_snapshot())::text::int8
         """
     } }
 

@@ -14,7 +14,7 @@ enum PGSchema {
     }
 
     /// `ChatStore.progress`: the share each worker reads and the seq at or below which every
-    /// inbound message of it is done or in its hands (`PGSQL.cursorTarget` starts its walk at the
+    /// inbound message of it is done (`PGSQL.cursorTarget` starts its walk at the
     /// lowest, when the live workers' shares split the conversations between them).
     static func v4(_ l: PGLayout) -> String {
         "ALTER TABLE \(l.usher).workers ADD COLUMN share_count integer, ADD COLUMN share_index integer, ADD COLUMN safe bigint;"

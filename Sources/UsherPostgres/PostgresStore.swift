@@ -47,8 +47,6 @@ public final class PostgresStore: ChatStore {
     /// Holes in the sequence the cursor has met (by the seq below each): when first seen, and
     /// the transaction-id horizon at a later look (`Gap.horizon`).
     private let gaps = Mutex<[String: [Int64: Gap]]>([:])   // by bot, then seq
-    /// The group of workers reading each bot, as `progress` last said (`advanceCursor`).
-    private let groups = Mutex<[String: String]>([:])
 
     private struct Gap {
         var first: ContinuousClock.Instant
@@ -363,7 +361,7 @@ public final class PostgresStore: ChatStore {
     /// still run (see `Gap`), and younger than `gapTimeout`.
     public func advanceCursor(bot: String) async throws {
         let q = sql.cursorTarget
-        let group = groups.withLock { $0[bot] }
+        let group = Share.group(of: bot)
         let (current, candidate, holes, xmin, xmax) = try await session.run { db -> (Int64, Int64, [Int64], Int64, Int64) in
             let r = try db.execute(q, [bot, group], prepare: true)
             let holes = r.string(0, 2).dropFirst().dropLast().split(separator: ",").compactMap { Int64($0) }
@@ -392,11 +390,11 @@ public final class PostgresStore: ChatStore {
         try await session.run { db in _ = try db.execute(set, [bot, String(target)], prepare: true) }
     }
 
-    /// Keeps the worker's row of `group` (`members`) up to date with its share and `safe`, and
-    /// which group reads `bot`, for `advanceCursor`.
-    public func progress(bot: String, group: String, worker: String, share: Share, safe: Int64?) async throws {
-        groups.withLock { $0[bot] = group }
+    /// Keeps the worker's row of `Share.group(of: bot)` (`members`) up to date with its share
+    /// and `safe`, for `advanceCursor`.
+    public func progress(bot: String, worker: String, share: Share, safe: Int64?) async throws {
         let q = sql.progress
+        let group = Share.group(of: bot)
         try await session.run { db in
             _ = try db.execute(q, [group, worker, String(share.count), String(share.index), safe.map { String($0) }], prepare: true)
         }

@@ -216,7 +216,7 @@ public final class Worker: Sendable {
     // MARK: - Sharing a store
 
     /// The group (`ChatStore.members`) of the workers reading `bot`'s conversations.
-    static func membersGroup(_ bot: String) -> String { "usher:workers:" + bot }
+    static func membersGroup(_ bot: String) -> String { Share.group(of: bot) }
 
     /// Says every `memberInterval` that this worker is alive, and takes each bot's share anew —
     /// every 50 ms in its first eight intervals: workers started together each see only those
@@ -282,6 +282,8 @@ public final class Worker: Sendable {
             rescanFrom = seq
             if seq == 0 { fromCursor = ContinuousClock.now }
         }
+        // Where the next read starts.
+        func readFrom() -> Int64 { max(cursor, floor > 0 ? floor : rescanFrom) }
         // The store's change generation when the last read began (`ChatStore.notified`).
         var lastRead: UInt64?
         var rescanned = ContinuousClock.now
@@ -330,15 +332,20 @@ public final class Worker: Sendable {
             guard share.count > 1, now - reported >= .milliseconds(100),
                   reporting.withLock({ r in defer { r = true }; return !r }) else { return }
             reported = now
-            let (safe, share) = (safe(), share)
+            let say = say()
             Task {
-                try? await self.store.progress(bot: bot.id, group: Self.membersGroup(bot.id), worker: self.workerID, share: share, safe: safe)
+                try? await say()
                 reporting.withLock { $0 = false }
             }
         }
+        // Where the reads stand now, to say later (on another task: the loop goes on).
+        func say() -> @Sendable () async throws -> Void {
+            let (safe, share) = (safe(), share)
+            return { try await self.store.progress(bot: bot.id, worker: self.workerID, share: share, safe: safe) }
+        }
         func startMoving(mover: Bool = true) {
             guard moving == nil else { return }
-            let (safe, share) = (safe(), share)
+            let say = say()
             advanced = ContinuousClock.now
             if mover {
                 cursorMoved = advanced
@@ -346,8 +353,7 @@ public final class Worker: Sendable {
             }
             moving = Task {
                 let c = try? await self.retrying(bot, "advance-cursor") { () async throws -> Int64 in
-                    try await self.store.progress(bot: bot.id, group: Self.membersGroup(bot.id), worker: self.workerID,
-                                                  share: share, safe: safe)
+                    try await say()
                     if mover { try await self.store.advanceCursor(bot: bot.id) }
                     return try await self.store.cursor(bot: bot.id)
                 }
@@ -462,7 +468,7 @@ public final class Worker: Sendable {
                     read = Intake(messages: [], readThrough: floor)
                 } else {
                     lastRead = generation
-                    read = try await intake(bot, after: max(cursor, floor > 0 ? floor : rescanFrom), skipping: inFlight, share: share)
+                    read = try await intake(bot, after: readFrom(), skipping: inFlight, share: share)
                     passedOver = Self.lower(passedOver, read.passedOver)
                 }
                 var batch = read.messages
@@ -487,7 +493,7 @@ public final class Worker: Sendable {
                     // the wait below starts after it — the bot's own replies, written earlier, cannot
                     // wake it at once, and a message that arrived between the two reads is not waited for.
                     latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-                    read = try await intake(bot, after: max(cursor, floor > 0 ? floor : rescanFrom), skipping: [:], share: share)
+                    read = try await intake(bot, after: readFrom(), skipping: [:], share: share)
                     passedOver = Self.lower(passedOver, read.passedOver)
                     batch = read.messages
                 }

@@ -53,11 +53,11 @@ public protocol ChatStore: Sendable {
     /// `share` at or below `safe` is done (its batches read or written and what its reads
     /// passed over are all above it); nil: not known (until its reads after a share change, or
     /// after a commit that had to wait, have gone on from the cursor). Done is for good, so a
-    /// word stays true however old. `group` is the workers reading `bot` (`members`). A store
-    /// whose `advanceCursor` walks the messages from the cursor may start the walk at the
-    /// lowest `safe` of the group's live workers, once their shares split the conversations
-    /// between them. Default: ignored.
-    func progress(bot: String, group: String, worker: String, share: Share, safe: Int64?) async throws
+    /// word stays true however old. A store whose `advanceCursor` walks the messages from the
+    /// cursor may start the walk at the lowest `safe` of the live workers of
+    /// `Share.group(of: bot)`, once their shares split the conversations between them.
+    /// Default: ignored.
+    func progress(bot: String, worker: String, share: Share, safe: Int64?) async throws
 
     /// The conversation's state for `bot`, or `nil` before its first message.
     func state(bot: String, conversation: String) async throws -> ConversationState?
@@ -150,7 +150,7 @@ extension ChatStore {
     public func warmUp() async throws {}
 
     /// Not used: the cursor moves by what the store finds done.
-    public func progress(bot: String, group: String, worker: String, share: Share, safe: Int64?) async throws {}
+    public func progress(bot: String, worker: String, share: Share, safe: Int64?) async throws {}
 
     /// Signals that do not name their messages.
     public func notified(since generation: UInt64) -> Notified? { nil }
@@ -255,6 +255,9 @@ public struct Share: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(index + 1)/\(count)" }
+
+    /// The group (`ChatStore.members`) of the workers that split `bot`'s conversations.
+    public static func group(of bot: String) -> String { "usher:workers:" + bot }
 }
 
 /// What a store's change signals say of the inbound messages (`ChatStore.notified(since:)`).
@@ -292,7 +295,7 @@ public struct Intake: Sendable {
     /// which a later read must look at again (the worker's rescan starts just below it); nil:
     /// it passed over none, and reads may go on from `readThrough` alone. Stores that do not
     /// tell say 0, the default: the worker rescans from the cursor every `rescanInterval`.
-    public var passedOver: Int64? = 0
+    public var passedOver: Int64?
 
     /// The store did not go to the database for it (PostgreSQL: taken from the NOTIFYs): the
     /// next intake is likely as instant, and the worker waits for a write to end before it

@@ -289,7 +289,7 @@ struct PostgresStoreTests {
     @Test func theCursorMovesOnTheWorkersWordWhenTheirSharesCoverEverything() async throws {
         let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
-        let bot = Self.bot.id, group = "usher:workers:" + bot
+        let bot = Self.bot.id, group = Share.group(of: bot)
         var messages: [StoredMessage] = []
         for i in 0..<10 { messages.append(try await customer(store, "c\(i)", "m\(i)")) }
         let until = Date().addingTimeInterval(60)
@@ -298,30 +298,30 @@ struct PostgresStoreTests {
         try await store.advanceCursor(bot: bot)
         #expect(try await store.cursor(bot: bot) == 0)
         // One worker's word is not enough: w2 has not said where it stands.
-        try await store.progress(bot: bot, group: group, worker: "w1", share: Share(index: 0, count: 2), safe: messages[6].seq)
+        try await store.progress(bot: bot, worker: "w1", share: Share(index: 0, count: 2), safe: messages[6].seq)
         try await store.advanceCursor(bot: bot)
         #expect(try await store.cursor(bot: bot) == 0)
         // Nor two workers both in share 0 of 2, nor shares of three among two workers.
-        try await store.progress(bot: bot, group: group, worker: "w2", share: Share(index: 0, count: 2), safe: messages[4].seq)
+        try await store.progress(bot: bot, worker: "w2", share: Share(index: 0, count: 2), safe: messages[4].seq)
         try await store.advanceCursor(bot: bot)
         #expect(try await store.cursor(bot: bot) == 0)
-        try await store.progress(bot: bot, group: group, worker: "w2", share: Share(index: 2, count: 3), safe: messages[4].seq)
+        try await store.progress(bot: bot, worker: "w2", share: Share(index: 2, count: 3), safe: messages[4].seq)
         try await store.advanceCursor(bot: bot)
         #expect(try await store.cursor(bot: bot) == 0)
         // Nor one that does not know where it stands.
-        try await store.progress(bot: bot, group: group, worker: "w2", share: Share(index: 1, count: 2), safe: nil)
+        try await store.progress(bot: bot, worker: "w2", share: Share(index: 1, count: 2), safe: nil)
         try await store.advanceCursor(bot: bot)
         #expect(try await store.cursor(bot: bot) == 0)
         // Both shares covered: the walk starts at the lower word (message 4), and goes on from
         // there over what is done (5, answered) to below the first message not done (6).
-        try await store.progress(bot: bot, group: group, worker: "w2", share: Share(index: 1, count: 2), safe: messages[4].seq)
+        try await store.progress(bot: bot, worker: "w2", share: Share(index: 1, count: 2), safe: messages[4].seq)
         #expect(try await reply(store, messages[5], "ok") == .committed)
         try await store.advanceCursor(bot: bot)
         #expect(try await store.cursor(bot: bot) == messages[6].seq - 1)
         // A third worker joins: until it says where it stands, the walk starts at the cursor again.
         _ = try await store.members(group: group, worker: "w3", until: until)
         for w in ["w1", "w2"] {
-            try await store.progress(bot: bot, group: group, worker: w, share: Share(index: w == "w1" ? 0 : 1, count: 3), safe: messages[9].seq)
+            try await store.progress(bot: bot, worker: w, share: Share(index: w == "w1" ? 0 : 1, count: 3), safe: messages[9].seq)
         }
         try await store.advanceCursor(bot: bot)
         #expect(try await store.cursor(bot: bot) == messages[6].seq - 1)
@@ -341,9 +341,9 @@ struct PostgresStoreTests {
             """)
         let store = try await PostgresStore(url: url)
         #expect(try db.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 4)
-        let group = "usher:workers:" + Self.bot.id
+        let group = Share.group(of: Self.bot.id)
         _ = try await store.members(group: group, worker: "w1", until: Date().addingTimeInterval(60))
-        try await store.progress(bot: Self.bot.id, group: group, worker: "w1", share: .all, safe: 7)
+        try await store.progress(bot: Self.bot.id, worker: "w1", share: .all, safe: 7)
         #expect(try db.execute("SELECT safe FROM usher.workers WHERE worker = 'w1'").int64(0, 0) == 7)
         try await store.close()
     }

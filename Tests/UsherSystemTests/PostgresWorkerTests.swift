@@ -189,7 +189,7 @@ struct PostgresWorkerTests {
         let other = try await PostgresStore(url: url)
         let group = "usher:workers:" + bot.id
         _ = try await other.members(group: group, worker: "other", until: Date().addingTimeInterval(3600))
-        try await other.append(NewMessage(id: "x1", conversationID: "x", from: .customer, text: "held elsewhere"))
+        _ = try await other.append(NewMessage(id: "x1", conversationID: "x", from: .customer, text: "held elsewhere"))
         _ = try await other.claimPending(bot: bot.id, after: 0, limit: 10, worker: "other", until: Date().addingTimeInterval(3600),
                                          skipping: [:], share: .all, holds: { _ in false })
         var options = Worker.Options()
@@ -204,7 +204,7 @@ struct PostgresWorkerTests {
         _ = try await other.members(group: group, worker: "other", until: .distantPast)
         try await Task.sleep(for: .milliseconds(150))
         // A message that keeps w1 busy: its read passes over x, and the reads after it start above.
-        try await other.append(NewMessage(id: "y1", conversationID: "y", from: .customer, text: "free"))
+        _ = try await other.append(NewMessage(id: "y1", conversationID: "y", from: .customer, text: "free"))
         try await eventually("y answered") { try await other.transcript(conversation: "y").count == 2 }
         try await other.release(bot: bot.id, worker: "other")   // well within the two member intervals
         #expect(try await other.transcript(conversation: "x").count == 1)
@@ -236,7 +236,7 @@ struct PostgresWorkerTests {
         let started = ContinuousClock.now
         let running = Task { try await worker.run() }
         func rescans() -> Double { metrics.value("usher_rescans_total", ["bot": bot.id]) ?? 0 }
-        for i in 0..<20 { try await other.append(NewMessage(id: "a\(i)", conversationID: "a\(i % 5)", from: .customer, text: "hi")) }
+        for i in 0..<20 { _ = try await other.append(NewMessage(id: "a\(i)", conversationID: "a\(i % 5)", from: .customer, text: "hi")) }
         try await drain(other, bot: bot.id, timeout: .seconds(10))
         try await Task.sleep(until: started + .milliseconds(2_400))
         #expect(rescans() == 0, "nothing was passed over: no rescan in 2.4 s")
@@ -244,11 +244,11 @@ struct PostgresWorkerTests {
         try await running.value
         try await store.close()
         // Meanwhile "other" took x; the next worker's first read passes over it to y.
-        try await other.append(NewMessage(id: "x1", conversationID: "x", from: .customer, text: "held elsewhere"))
+        _ = try await other.append(NewMessage(id: "x1", conversationID: "x", from: .customer, text: "held elsewhere"))
         let last = try await other.latestSeq()
         _ = try await other.claimPending(bot: bot.id, after: last - 1, limit: 10, worker: "other", until: Date().addingTimeInterval(3600),
                                          skipping: [:], share: .all, holds: { _ in false })
-        try await other.append(NewMessage(id: "y1", conversationID: "y", from: .customer, text: "free"))
+        _ = try await other.append(NewMessage(id: "y1", conversationID: "y", from: .customer, text: "free"))
         let again = try await PostgresStore(url: url)
         let next = Worker(store: again, bots: [bot], workerID: "w1", options: options, metrics: metrics, log: Logger(minimum: .error))
         let resumed = Task { try await next.run() }
