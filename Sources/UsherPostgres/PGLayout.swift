@@ -95,9 +95,14 @@ struct PGLayout: Sendable {
     var messageID: String { "\(m(mID ?? mSeq))::text" }
 
     /// Customer and agent messages and close events: what a bot takes in.
-    var inbound: String {
-        var s = "\(m(mSender))::text IN (\(list(customerValues + agentValues)))"
-        if let k = mKind { s = "(\(s) OR \(m(k))::text = \(PGText.literal(kindClose)))" }
+    var inbound: String { inbound(m) }
+
+    /// `inbound` over the columns as `column` names them: under the alias `m`, or bare (the
+    /// predicate of the index `messages_inbound`, which must read as the queries' for the
+    /// planner to see that they fall within it).
+    func inbound(_ column: (String) -> String) -> String {
+        var s = "\(column(mSender))::text IN (\(list(customerValues + agentValues)))"
+        if let k = mKind { s = "(\(s) OR \(column(k))::text = \(PGText.literal(kindClose)))" }
         return s
     }
 

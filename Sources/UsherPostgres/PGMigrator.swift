@@ -33,7 +33,7 @@ enum PGMigrator {
                 if i == 0, layout.isNative, try db.execute("SELECT to_regclass('messages') IS NULL").bool(0, 0) {
                     try db.script(PGSchema.native)
                 }
-                try db.script(m.sql)
+                if !m.sql.isEmpty { try db.script(m.sql) }
                 try db.execute("INSERT INTO \(u).schema_version (version, description) VALUES ($1::int4, $2)",
                                [String(i + 1), m.description])
             }

@@ -10,7 +10,33 @@ enum PGSchema {
             + (l.isNative ? "; native conversations and messages" : ""), v1(l)),
          ("live workers of each group (shares)", v2(l)),
          ("expect_batch: the guard of a commit written in one round trip", v3(l)),
-         ("each live worker's share and how far its reads stand (the cursor's walk starts there)", v4(l))]
+         ("each live worker's share and how far its reads stand (the cursor's walk starts there)", v4(l)),
+         ("messages_inbound: the inbound messages by seq, for the reads and the cursor's walk", v5(l))]
+    }
+
+    /// The inbound messages by seq (native schema). The reads and the cursor's walk go through
+    /// the messages after a seq in order and take only the inbound ones: without it they also
+    /// walk every reply and notice in between — the bot's own writes, one to three an inbound
+    /// message — and a read that finds nothing walks every reply since its last message.
+    /// Created only when Usher's role owns `messages` (it does when Usher created the table);
+    /// otherwise the owner creates it (docs/store-postgres.md, "A least-privileged role"). A
+    /// helpdesk's own tables are never changed (the docs give the statement for a mapping).
+    /// On a large table the build holds up inserts until it ends: build it beforehand with
+    /// `CREATE INDEX CONCURRENTLY`, and this finds it there.
+    static func v5(_ l: PGLayout) -> String {
+        guard l.isNative else { return "" }
+        return """
+            DO $usher$ BEGIN
+                IF pg_has_role((SELECT relowner FROM pg_class WHERE oid = to_regclass(\(PGText.literal(l.messages)))), 'USAGE') THEN
+                    \(inboundIndex(l));
+                END IF;
+            END $usher$;
+            """
+    }
+
+    /// The statement that creates `messages_inbound` (`v5`).
+    static func inboundIndex(_ l: PGLayout, concurrently: Bool = false) -> String {
+        "CREATE INDEX \(concurrently ? "CONCURRENTLY " : "")IF NOT EXISTS messages_inbound ON \(l.messages) (\(l.mSeq)) WHERE \(l.inbound { $0 })"
     }
 
     /// `ChatStore.progress`: the share each worker reads and the seq at or below which every

@@ -330,21 +330,52 @@ struct PostgresStoreTests {
 
     /// A database of the previous schema (3: before the workers said where they stand) is
     /// migrated when a store opens it, and the words then go in.
-    @Test func aSchemaThreeDatabaseMigratesToFour() async throws {
+    @Test func aSchemaThreeDatabaseMigratesToFive() async throws {
         let url = try await TestDB.server.createDatabase()
         let first = try await PostgresStore(url: url)
         try await first.close()
         let db = try PGConnection(url)
         try db.script("""
             ALTER TABLE usher.workers DROP COLUMN share_count, DROP COLUMN share_index, DROP COLUMN safe;
-            DELETE FROM usher.schema_version WHERE version = 4
+            DROP INDEX messages_inbound;
+            DELETE FROM usher.schema_version WHERE version >= 4
             """)
         let store = try await PostgresStore(url: url)
-        #expect(try db.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 4)
+        #expect(try db.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 5)
+        #expect(try db.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_inbound'").int(0, 0) == 1)
         let group = Share.group(of: Self.bot.id)
         _ = try await store.members(group: group, worker: "w1", until: Date().addingTimeInterval(60))
         try await store.progress(bot: Self.bot.id, worker: "w1", share: .all, safe: 7)
         #expect(try db.execute("SELECT safe FROM usher.workers WHERE worker = 'w1'").int64(0, 0) == 7)
+        try await store.close()
+    }
+
+    /// The reads and the cursor's walk go through the inbound messages by seq alone
+    /// (`messages_inbound`): the plans PostgreSQL makes for them, planned once as the store's
+    /// sessions plan them, use the index — which they stop doing, silently, should the queries'
+    /// test for an inbound message and the index's predicate ever read differently.
+    @Test func theReadsAndTheCursorWalkOnlyInboundMessages() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let db = try PGConnection(url)
+        // A table in service: each customer message answered with two replies.
+        try db.script("""
+            INSERT INTO conversations (id) SELECT 'c' || g FROM generate_series(1, 501) AS g;
+            INSERT INTO messages (id, conversation_id, sender_type, content)
+            SELECT 'm' || g, 'c' || (g / 6 + 1), CASE WHEN g % 3 = 0 THEN 'customer' ELSE 'bot' END, 'text'
+            FROM generate_series(1, 3000) AS g ORDER BY g;
+            ANALYZE conversations, messages;
+            SET plan_cache_mode = force_generic_plan; SET jit = off
+            """)
+        func plan(_ sql: String, _ params: [String]) throws -> String {
+            try db.script("DEALLOCATE ALL; PREPARE q AS \(sql)")
+            let r = try db.execute("EXPLAIN EXECUTE q(\(params.map(PGText.literal).joined(separator: ", ")))")
+            return (0..<r.rows).map { r.string($0, 0) }.joined(separator: "\n")
+        }
+        let read = try plan(store.sql.claimPending, ["100", Self.bot.id, "512", "w1", "2000000000", "0", "{}", "1", "0", "{}"])
+        #expect(read.contains("messages_inbound"), "\(read)")
+        let walk = try plan(store.sql.cursorTarget, [Self.bot.id, Share.group(of: Self.bot.id)])
+        #expect(walk.contains("messages_inbound"), "\(walk)")
         try await store.close()
     }
 
@@ -608,18 +639,24 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
-    /// The least-privileged role of docs/store-postgres.md: its own schema, CREATE on public only
-    /// for the native tables on the first start, nothing else.
-    @Test func runsAsALeastPrivilegedRole() async throws {
+    /// A new database with the role `usher_worker` and its schema `usher`, then `grants` run as
+    /// the server's superuser; the server, the database's name, its URL, and the URL as the role.
+    func leastPrivileged(_ grants: String) async throws -> (PostgresTestServer, String, String, String) {
         let server = try await TestDB.server
         let url = try await server.createDatabase()
         let database = PostgresTestServer.database(of: url)
         try server.psql("""
             DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'usher_worker') THEN CREATE ROLE usher_worker LOGIN; END IF; END $$;
             CREATE SCHEMA usher AUTHORIZATION usher_worker;
-            GRANT CREATE ON SCHEMA public TO usher_worker;
+            \(grants)
             """, database: database)
-        let asWorker = url.replacingOccurrences(of: "user=\(server.user)", with: "user=usher_worker")
+        return (server, database, url, url.replacingOccurrences(of: "user=\(server.user)", with: "user=usher_worker"))
+    }
+
+    /// The least-privileged role of docs/store-postgres.md: its own schema, CREATE on public only
+    /// for the native tables on the first start, nothing else.
+    @Test func runsAsALeastPrivilegedRole() async throws {
+        let (server, database, _, asWorker) = try await leastPrivileged("GRANT CREATE ON SCHEMA public TO usher_worker;")
         let store = try await PostgresStore(url: asWorker)
         let m = try await customer(store, "p", "hello")
         #expect(try await reply(store, m, "hi") == .committed)
@@ -628,6 +665,33 @@ struct PostgresStoreTests {
         let again = try await PostgresStore(url: asWorker)
         #expect(try await again.transcript(conversation: "p").count == 2)
         try await again.close()
+        // It created messages, so it owns them and built their index.
+        #expect(try server.psql("SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_inbound'", database: database)
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+
+    /// When the backend owns `messages`, the role the docs grant cannot build the index on it:
+    /// the migration leaves it to the owner (docs/store-postgres.md) and the worker runs without.
+    @Test func aRoleThatDoesNotOwnTheMessagesLeavesTheirIndexToTheOwner() async throws {
+        let (_, _, url, asWorker) = try await leastPrivileged("""
+            \(PGSchema.native)
+            GRANT USAGE ON SCHEMA public TO usher_worker;
+            GRANT SELECT, INSERT ON messages TO usher_worker;
+            GRANT SELECT, UPDATE (owner, assigned_to_agent, customer_message_count, tags, metadata,
+                                  customer_id, updated_at) ON conversations TO usher_worker;
+            GRANT TRIGGER ON messages TO usher_worker;
+            """)
+        let store = try await PostgresStore(url: asWorker)
+        let backend = try PGConnection(url), backendStore = try await PostgresStore(url: url)   // the backend writes the customer's message
+        let m = try await customer(backendStore, "p", "hello")
+        try await backendStore.close()
+        #expect(try await reply(store, m, "hi") == .committed)
+        #expect(try backend.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 5)
+        #expect(try backend.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_inbound'").int(0, 0) == 0)
+        // The owner builds it as the docs say, without holding up inserts.
+        try backend.script(PGSchema.inboundIndex(.native, concurrently: true))
+        #expect(try backend.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_inbound'").int(0, 0) == 1)
+        try await store.close()
     }
 
     /// Each NOTIFY names its message's seq, and `notified(since:)` reports the newest, with the

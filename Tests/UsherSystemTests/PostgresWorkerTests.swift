@@ -368,6 +368,32 @@ struct PostgresWorkerTests {
         }
     }
 
+    /// The example's index of inbound events (examples/mapping/helpdesk-schema.sql) reads as the
+    /// store's test for an inbound message through the example's mapping: the plan of a read,
+    /// made once as the store's sessions make it, goes through it.
+    @Test func theHelpdesksInboundIndexServesTheReads() async throws {
+        let server = try await Self.server
+        let url = try server.createDatabase(prefix: "hdindex")
+        let database = PostgresTestServer.database(of: url)
+        try server.psql(try String(contentsOf: repoRoot.appendingPathComponent("examples/mapping/helpdesk-schema.sql"), encoding: .utf8)
+                        + """
+                        INSERT INTO helpdesk.ticket_events (ticket_id, event_type, author_role, body)
+                        SELECT '7f0c2a4e-5b7d-4d8e-9c51-2f6a1e0b3c9d', 'comment', CASE WHEN g % 3 = 0 THEN 'end_user' ELSE 'automation' END, 'text'
+                        FROM generate_series(1, 3000) AS g;
+                        ANALYZE helpdesk.ticket_events;
+                        """, database: database)
+        let (mapping, diagnostics) = SQLMapping.load(path: repoRoot.appendingPathComponent("examples/mapping/helpdesk.yaml").path)
+        #expect(diagnostics.isEmpty)
+        let store = try await PostgresStore(url: url.replacingOccurrences(of: "user=\(server.user)", with: "user=usher"),
+                                            mapping: try #require(mapping))
+        let db = try PGConnection(url)
+        try db.script("SET plan_cache_mode = force_generic_plan; SET jit = off; PREPARE q AS \(store.sql.claimPending)")
+        let r = try db.execute("EXPLAIN EXECUTE q('100', 'support', '512', 'w1', '2000000000', '0', '{}', '1', '0', '{}')")
+        let plan = (0..<r.rows).map { r.string($0, 0) }.joined(separator: "\n")
+        #expect(plan.contains("ticket_events_inbound"), "\(plan)")
+        try await store.close()
+    }
+
     /// A helpdesk's own tables (examples/mapping): the worker runs as the least-privileged
     /// role of the example, reads the helpdesk's events, writes its replies and notes into them
     /// and sets who handles the ticket; an agent's event silences it; "resolved" hands back.
