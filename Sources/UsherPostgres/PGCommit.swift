@@ -99,10 +99,10 @@ struct PGCommit {
                     first.append(i)
                 }
             }
-            batchBots = PGText.array(batch.lazy.map(\.bot))
-            batchIDs = PGText.array(batch.lazy.map(\.inbound.id))
-            bots = PGText.array(unique.lazy.map(\.bot))
-            conversations = PGText.array(unique.lazy.map(\.conversation))
+            batchBots = PGText.array(batch) { $0.bot }
+            batchIDs = PGText.array(batch) { $0.inbound.id }
+            bots = PGText.array(unique) { $0.bot }
+            conversations = PGText.array(unique) { $0.conversation }
         }
     }
 
@@ -199,19 +199,19 @@ struct PGCommit {
         /// a state, which may be at version 0), nothing undone or written by an agent in
         /// between. Nil when a commit expects a state without saying its owner.
         init?(expecting batch: [Commit], _ pairs: Pairs) {
-            let expected = pairs.first.map { batch[$0] }
-            guard expected.allSatisfy({ $0.expectedVersion == 0 || $0.expectedOwner != nil }) else { return nil }
-            exists = expected.map { $0.expectedOwner != nil }
-            version = expected.map(\.expectedVersion)
-            owner = expected.map(\.expectedOwner)
-            undone = [[Int64]](repeating: [], count: expected.count)
+            let first = pairs.first
+            guard first.allSatisfy({ batch[$0].expectedVersion == 0 || batch[$0].expectedOwner != nil }) else { return nil }
+            exists = first.map { batch[$0].expectedOwner != nil }
+            version = first.map { batch[$0].expectedVersion }
+            owner = first.map { batch[$0].expectedOwner }
+            undone = [[Int64]](repeating: [], count: first.count)
         }
     }
 
     /// Classifies the commits in order (later commits see earlier ones) from the reads' results;
     /// returns the results and the writes of the committed ones (as indices into `batch`).
     private func classify(_ found: Found, _ reads: Reads, _ pairs: Pairs) -> ([CommitResult], [Statement]) {
-        var done = found.done
+        let done = found.done
         let n = pairs.unique.count
         let exists = found.exists, undone = found.undone, agentSeq = found.agentSeq
         var version = found.version
@@ -223,15 +223,17 @@ struct PGCommit {
         var committed: [Int] = []
         var overtaken: [Bool] = []
         var handoffs = HandoffRounds()
-        var links = BatchLinks()
+        var links = BatchLinks<Int>()   // by pair
         // `batch[i].…` rather than a copy of each commit: copying one retains every string in it.
         for i in batch.indices {
             let k = pairs.of[i]
             let seq = batch[i].inbound.seq
-            let mark = Pair(bot: batch[i].bot, conversation: PGText.clean(batch[i].inbound.id))
-            let unwritten: CommitResult? = if done.contains(mark) {
+            // Done: by the reads (usually none), or by a commit before it in the batch (the
+            // same message for the same bot: the same pair and seq).
+            let unwritten: CommitResult? = if doneSeqs[k].contains(seq)
+                || (!done.isEmpty && done.contains(Pair(bot: batch[i].bot, conversation: PGText.clean(batch[i].inbound.id)))) {
                 .duplicate
-            } else if let result = links.unwritten(batch[i]) {
+            } else if let result = links.unwritten(expecting: batch[i].expectedVersion, at: k) {
                 result
             } else if undone[k].contains(where: { $0 < seq && !doneSeqs[k].contains($0) }) {
                 .outOfOrder
@@ -240,13 +242,12 @@ struct PGCommit {
             } else {
                 nil
             }
-            links.record(batch[i], unwritten ?? .committed)
+            links.record(decided: batch[i].state.version, unwritten ?? .committed, at: k)
             if let unwritten {
                 results.append(unwritten)
                 continue
             }
             results.append(.committed)
-            done.insert(mark)
             doneSeqs[k].append(seq)
             committed.append(i)
             if reads.agentCheck { overtaken.append((agentSeq[batch[i].inbound.conversationID] ?? 0) > seq) } else { overtaken.append(false) }
@@ -282,18 +283,18 @@ struct PGCommit {
             last[c] = i
         }
         var params: [String?] = [PGText.array(order)]
+        let lastOf = order.map { last[$0]! }
+        // Each field read in place (a copy of each state retains every string in it).
         for w in sql.conversationWrites {
-            params.append(PGText.array(optional: order.lazy.map { c -> String? in
-                let s = batch[last[c]!].state
-                switch w.param {
-                case "owner": return l.ownerValues[s.owner.rawValue] ?? s.owner.rawValue
-                case "assigned": return s.owner == .bot ? "false" : "true"
-                case "count": return String(s.customerMessages)
-                case "tags": return Self.json { $0.stringArray(s.tags) }
-                case "metadata": return Self.json { $0.stringMap(s.metadata) }
-                default: return s.customerID
-                }
-            }))
+            let values = switch w.param {
+            case "owner": PGText.array(lastOf) { i in l.ownerValues[batch[i].state.owner.rawValue] ?? batch[i].state.owner.rawValue }
+            case "assigned": PGText.array(lastOf) { batch[$0].state.owner == .bot ? "false" : "true" }
+            case "count": PGText.array(lastOf) { String(batch[$0].state.customerMessages) }
+            case "tags": PGText.array(lastOf) { i in Self.json { $0.stringArray(batch[i].state.tags) } }
+            case "metadata": PGText.array(lastOf) { i in Self.json { $0.stringMap(batch[i].state.metadata) } }
+            default: PGText.array(lastOf) { batch[$0].state.customerID }
+            }
+            params.append(values)
         }
         let now = Date().timeIntervalSince1970
         params.append(PGText.array(order.map { _ in now }))
@@ -305,25 +306,31 @@ struct PGCommit {
     private func outgoingStatements(_ committed: [Int], _ overtaken: [Bool]) -> [Statement] {
         let l = sql.l
         var out: [Statement] = []
-        let outgoing = zip(committed, overtaken).flatMap { i, over in over ? [] : batch[i].outgoing }
-        if !outgoing.isEmpty {
+        // (commit, index among its replies or notifications): each field is read in place.
+        var replies: [(commit: Int, index: Int)] = []
+        for (i, over) in zip(committed, overtaken) where !over {
+            for j in batch[i].outgoing.indices { replies.append((i, j)) }
+        }
+        if !replies.isEmpty {
+            func texts(_ field: (OutgoingMessage) -> String?) -> String { PGText.array(replies) { field(batch[$0.commit].outgoing[$0.index]) } }
             out.append((sql.insertOutgoing, [
-                PGText.array(outgoing.map(\.idempotencyKey)), PGText.array(outgoing.map(\.conversationID)),
-                PGText.array(outgoing.map { $0.from == .system ? l.systemValue : l.botValue }),
-                PGText.array(outgoing.map(\.senderID)), PGText.array(outgoing.map(\.senderName)),
-                PGText.array(outgoing.map(\.text)), PGText.array(outgoing.map { $0.at.timeIntervalSince1970 }),
-                PGText.array(outgoing.map(\.ruleID)),
+                texts { $0.idempotencyKey }, texts { $0.conversationID }, texts { $0.from == .system ? l.systemValue : l.botValue },
+                texts { $0.senderID }, texts { $0.senderName }, texts { $0.text },
+                PGText.array(replies.lazy.map { batch[$0.commit].outgoing[$0.index].at.timeIntervalSince1970 }), texts { $0.ruleID },
             ]))
         }
-        let notes = committed.flatMap { i in batch[i].notifications.map { (batch[i].bot, $0) } }
+        var notes: [(commit: Int, index: Int)] = []
+        for i in committed {
+            for j in batch[i].notifications.indices { notes.append((i, j)) }
+        }
         if !notes.isEmpty {
+            func texts(_ field: (AgentNotification) -> String?) -> String { PGText.array(notes) { field(batch[$0.commit].notifications[$0.index]) } }
             out.append((sql.insertNotifications, [
-                PGText.array(notes.map(\.0)), PGText.array(notes.map(\.1.idempotencyKey)),
-                PGText.array(notes.map(\.1.conversationID)), PGText.array(notes.map(\.1.queue)),
-                PGText.array(notes.map(\.1.reason)), PGText.array(notes.map(\.1.text)),
-                PGText.array(optional: notes.map(\.1.customerName)), PGText.array(notes.map(\.1.lastMessage)),
-                "{" + notes.map { $0.1.isHandoff ? "t" : "f" }.joined(separator: ",") + "}",
-                PGText.array(notes.map { $0.1.at.timeIntervalSince1970 }),
+                PGText.array(notes) { batch[$0.commit].bot }, texts { $0.idempotencyKey },
+                texts { $0.conversationID }, texts { $0.queue }, texts { $0.reason }, texts { $0.text },
+                texts { $0.customerName }, texts { $0.lastMessage },
+                "{" + notes.map { batch[$0.commit].notifications[$0.index].isHandoff ? "t" : "f" }.joined(separator: ",") + "}",
+                PGText.array(notes.lazy.map { batch[$0.commit].notifications[$0.index].at.timeIntervalSince1970 }),
             ]))
         }
         return out
@@ -378,20 +385,24 @@ struct PGCommit {
 
     private func handoffStatements(_ round: [HandoffRounds.Event]) -> [Statement] {
         var out: [Statement] = []
-        let ends = round.compactMap { if case let .close(i) = $0 { batch[i] } else { nil } }
+        // Commits by index, each field read in place.
+        let ends = round.compactMap { if case let .close(i) = $0 { i } else { nil } }
         if !ends.isEmpty {
-            out.append((sql.closeHandoffs, [PGText.array(ends.map(\.bot)), PGText.array(ends.map(\.inbound.conversationID))]))
+            out.append((sql.closeHandoffs, [PGText.array(ends) { batch[$0].bot }, PGText.array(ends) { batch[$0].inbound.conversationID }]))
         }
-        let opens = round.compactMap { if case let .open(i) = $0 { batch[i] } else { nil } }
+        let opens = round.compactMap { if case let .open(i) = $0 { i } else { nil } }
         if !opens.isEmpty {
-            let handoff = opens.map { c in c.notifications.first { $0.isHandoff } }
+            // Each open's handoff notification and system notice (nil: none).
+            let handoff = opens.map { i in batch[i].notifications.firstIndex { $0.isHandoff }.map { (i, $0) } }
+            let notice = opens.map { i in batch[i].outgoing.firstIndex { $0.from == .system }.map { (i, $0) } }
             out.append((sql.openHandoffs, [
-                PGText.array(opens.map(\.bot)), PGText.array(opens.map(\.inbound.conversationID)),
-                PGText.array(opens.map { "\($0.bot):\($0.inbound.id):handoff" }),
-                PGText.array(opens.map(\.inbound.id)),
-                PGText.array(optional: handoff.map { $0?.queue }), PGText.array(optional: handoff.map { $0?.reason }),
-                PGText.array(optional: opens.map(\.state.customerName)),
-                PGText.array(optional: opens.map { c in c.outgoing.first { $0.from == .system }?.ruleID }),
+                PGText.array(opens) { batch[$0].bot }, PGText.array(opens) { batch[$0].inbound.conversationID },
+                PGText.array(opens) { "\(batch[$0].bot):\(batch[$0].inbound.id):handoff" },
+                PGText.array(opens) { batch[$0].inbound.id },
+                PGText.array(handoff) { $0.map { batch[$0.0].notifications[$0.1].queue } },
+                PGText.array(handoff) { $0.map { batch[$0.0].notifications[$0.1].reason } },
+                PGText.array(opens) { batch[$0].state.customerName },
+                PGText.array(notice) { $0.map { batch[$0.0].outgoing[$0.1].ruleID } },
             ]))
         }
         return out

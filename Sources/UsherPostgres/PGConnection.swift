@@ -346,15 +346,39 @@ enum PGText {
     /// An array literal of optional texts (NULL elements unquoted). Built as UTF-8 bytes: a
     /// batch's literals hold every reply and state of the batch.
     static func array(optional values: some Sequence<String?>) -> String {
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        out.reserveCapacity(256)
-        var first = true
-        for v in values {
+        var out = ArrayLiteral()
+        for v in values { out.append(v) }
+        return out.finish()
+    }
+
+    /// The array literal of one field of each element of `elements`, read in place: a lazy map
+    /// over an array of commits or replies hands out each element whole — a copy, retaining every
+    /// string in it — to read one of them (an eighth of the worker's CPU at throughput).
+    static func array<C: Collection>(_ elements: C, _ field: (C.Element) -> String?) -> String {
+        var out = ArrayLiteral()
+        for i in elements.indices { out.append(field(elements[i])) }
+        return out.finish()
+    }
+
+    /// An array literal built element by element.
+    struct ArrayLiteral {
+        private var out: [UInt8] = [UInt8(ascii: "{")]
+        private var first = true
+
+        init() { out.reserveCapacity(256) }
+
+        /// The literal, closed.
+        consuming func finish() -> String {
+            out.append(UInt8(ascii: "}"))
+            return String(decoding: out, as: UTF8.self)
+        }
+
+        mutating func append(_ value: String?) {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
-            guard var v else {
+            guard var v = value else {
                 out.append(contentsOf: "NULL".utf8)
-                continue
+                return
             }
             out.append(UInt8(ascii: "\""))
             v.withUTF8 { bytes in
@@ -374,8 +398,6 @@ enum PGText {
             }
             out.append(UInt8(ascii: "\""))
         }
-        out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     static func array(_ values: some Sequence<Int64>) -> String {

@@ -476,7 +476,7 @@ public final class PostgresStore: ChatStore {
                     // One by one, linked as in the batch (`BatchLinks`): a commit decided from
                     // one found done or quarantined (its state not written) is not written.
                     var out: [CommitResult] = []
-                    var links = BatchLinks()
+                    var links = BatchLinks<String>()
                     for c in batch { out.append(try await links.result(of: c) { try await self.commit(batch: [c])[0] }) }
                     return out
                 }

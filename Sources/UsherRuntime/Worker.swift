@@ -631,17 +631,16 @@ public final class Worker: Sendable {
             for (result, n) in counts { metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue], by: Double(n)) }
             var tally = Tally()
             defer { flush(tally, bot) }
+            // Read in place: a copy of each decision and message would retain every string in them.
             for (i, result) in results.enumerated() {
-                let (decision, seconds) = p.decisions[i]
-                let m = commits[i].inbound
                 switch result {
                 case .committed:
-                    record(decision, m, bot, decideSeconds: seconds, now: p.now, into: &tally)
+                    record(p.decisions[i].decision, commits[i].inbound, bot, decideSeconds: p.decisions[i].seconds, now: p.now, into: &tally)
                     committed = true
                 case .duplicate:
                     committed = true
                 case .conflict, .outOfOrder:
-                    failed.insert(m.conversationID)
+                    failed.insert(commits[i].inbound.conversationID)
                 }
             }
             mine = mine.filter(failed.contains)

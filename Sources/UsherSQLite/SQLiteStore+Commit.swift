@@ -11,7 +11,7 @@ extension SQLiteStore {
     /// `.committed` leaves the database as it was. In a batch, `links` says whether a commit
     /// before it in its conversation was not written (then it is not either, `BatchLinks`) and
     /// learns its result.
-    static func write(_ c: Commit, _ db: SQLiteConnection, now: Date, links: inout BatchLinks) throws -> CommitResult {
+    static func write(_ c: Commit, _ db: SQLiteConnection, now: Date, links: inout BatchLinks<String>) throws -> CommitResult {
         let result = try write(c, db, now: now, unwritten: links.unwritten(c))
         links.record(c, result)
         return result

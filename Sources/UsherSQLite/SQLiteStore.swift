@@ -423,7 +423,7 @@ public final class SQLiteStore: ChatStore {
             do {
                 return try Self.transaction(db) {
                     let now = clock()
-                    var links = BatchLinks()
+                    var links = BatchLinks<String>()
                     return (try batch.map { try Self.write($0, db, now: now, links: &links) }, nil)
                 }
             } catch let error as StoreError where Self.isLocalToOneCommit(error) {
@@ -434,7 +434,7 @@ public final class SQLiteStore: ChatStore {
                 var out: [CommitResult] = []
                 var failure: StoreError?
                 out.reserveCapacity(batch.count)
-                var links = BatchLinks()
+                var links = BatchLinks<String>()
                 for c in batch {
                     try db.run(.savepoint)
                     do {

@@ -218,7 +218,7 @@ extension ChatStore {
     public func commit(batch: [Commit]) async throws -> [CommitResult] {
         var results: [CommitResult] = []
         results.reserveCapacity(batch.count)
-        var links = BatchLinks()
+        var links = BatchLinks<String>()
         for c in batch { results.append(try await links.result(of: c) { try await commit(c) }) }
         return results
     }

@@ -59,26 +59,35 @@ public enum CommitResult: String, Sendable, Hashable {
 /// decides it again from the stored state — also after a batch it wrote before and writes
 /// again (its outcome lost with a connection): a commit after one found done is decided again
 /// rather than trusted, at the cost of one more round trip.
-public struct BatchLinks: Sendable {
+public struct BatchLinks<Key: Hashable & Sendable>: Sendable {
     /// By bot and conversation: the version its last commit so far decided, and what that commit
     /// came back as.
-    private var last: [String: (version: Int, result: CommitResult)] = [:]
+    private var last: [Key: (version: Int, result: CommitResult)] = [:]
 
     public init() {}
 
-    private static func key(_ c: Commit) -> String { c.bot + "\u{0}" + c.inbound.conversationID }
-
-    /// What `c` comes back as without being checked further, because it was decided from the
-    /// state of a commit before it that was not written; nil: check it.
-    public func unwritten(_ c: Commit) -> CommitResult? {
-        guard let before = last[Self.key(c)], before.result != .committed, before.version == c.expectedVersion else { return nil }
+    /// What a commit comes back as without being checked further, because it was decided from
+    /// the state of a commit before it that was not written; nil: check it. `expected`: its
+    /// `expectedVersion`; `key` names its bot and conversation (a store that numbers the
+    /// batch's conversations passes the number, and spares a string built and hashed for every
+    /// commit).
+    public func unwritten(expecting expected: Int, at key: Key) -> CommitResult? {
+        guard let before = last[key], before.result != .committed, before.version == expected else { return nil }
         return before.result == .outOfOrder ? .outOfOrder : .conflict
     }
 
-    /// Notes what `c` came back as.
-    public mutating func record(_ c: Commit, _ result: CommitResult) {
-        last[Self.key(c)] = (c.state.version, result)
+    /// Notes what a commit that decided `version` (its `state.version`) came back as.
+    public mutating func record(decided version: Int, _ result: CommitResult, at key: Key) {
+        last[key] = (version, result)
     }
+}
+
+extension BatchLinks where Key == String {
+    private static func key(_ c: Commit) -> String { c.bot + "\u{0}" + c.inbound.conversationID }
+
+    public func unwritten(_ c: Commit) -> CommitResult? { unwritten(expecting: c.expectedVersion, at: Self.key(c)) }
+
+    public mutating func record(_ c: Commit, _ result: CommitResult) { record(decided: c.state.version, result, at: Self.key(c)) }
 
     /// `c`'s result in a batch written one commit at a time: `write` (its commit alone) unless a
     /// commit before it says it is not written; noted either way.

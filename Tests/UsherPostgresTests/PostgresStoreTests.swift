@@ -970,6 +970,11 @@ struct PGTextArrayTests {
         #expect(PGText.array([#"say "hi" \ bye"#]) == #"{"say \"hi\" \\ bye"}"#)
         #expect(PGText.array(["a\u{0}b", "é🙂"]) == "{\"a\u{FFFD}b\",\"é🙂\"}")
         #expect(PGText.array(optional: ["x", nil, "NULL"]) == #"{"x",NULL,"NULL"}"#)
+        // One field of each element, read in place: the same literal as from the field's values.
+        let pairs: [(String, String?)] = [("a", "x"), (#"q"u"#, nil), ("n\u{0}l", "NULL")]
+        #expect(PGText.array(pairs) { $0.0 } == PGText.array(pairs.map(\.0)))
+        #expect(PGText.array(pairs) { $0.1 } == PGText.array(optional: pairs.map(\.1)))
+        #expect(PGText.array([(String, String?)]()) { $0.0 } == "{}")
     }
 }
 
