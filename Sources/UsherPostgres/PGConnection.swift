@@ -241,12 +241,24 @@ package final class PGConnection {
 
     /// Passes Swift strings as C strings for the duration of `body`. A NUL inside a string would
     /// silently cut it short in libpq, so callers clean text first (`PGText.clean`).
+    /// The values as C strings for the length of `body`: each lent in place (a native string
+    /// keeps its UTF-8 with a NUL after it), not copied — a batch's parameters are every reply
+    /// and state of the batch.
     private static func withCStrings<T>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
-        var owned: [UnsafeMutablePointer<CChar>?] = values.map { v in v.map { strdup($0)! } }
-        defer { for p in owned { free(p) } }
-        return owned.withUnsafeMutableBufferPointer { buffer in
-            body(buffer.map { $0.map { UnsafePointer($0) } })
+        var pointers: [UnsafePointer<CChar>?] = []
+        pointers.reserveCapacity(values.count)
+        func lend(from i: Int) -> T {
+            guard i < values.count else { return body(pointers) }
+            guard let v = values[i] else {
+                pointers.append(nil)
+                return lend(from: i + 1)
+            }
+            return v.withCString { p in
+                pointers.append(p)
+                return lend(from: i + 1)
+            }
         }
+        return lend(from: 0)
     }
 }
 

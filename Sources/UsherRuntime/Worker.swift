@@ -595,11 +595,12 @@ public final class Worker: Sendable {
         var states = read ?? [:]
         if read == nil { states = try await retrying(bot, "states") { try await self.store.states(bot: bot.id, conversations: ids) } }
         p.now = clock()
+        let identity = bot.identity   // once: it copies the bot's whole configuration
         for c in p.order {
             var state = states[c]
             for m in p.byConversation[c]! {
                 let (decision, seconds) = decide(m, state: state, bot)
-                p.commits.append(Commit(bot: bot.identity, inbound: m, expectedVersion: state?.version ?? 0, expectedOwner: state?.owner,
+                p.commits.append(Commit(bot: identity, inbound: m, expectedVersion: state?.version ?? 0, expectedOwner: state?.owner,
                                         decision: decision, at: p.now))
                 p.decisions.append((decision, seconds))
                 state = decision.state

@@ -5,7 +5,8 @@ import UsherStore
 
 /// The worker end to end on a copy of the backlog: `workers` workers in this process, each with
 /// its own `PostgresStore` (its own connection and LISTEN connection) and its own worker id, all
-/// serving the same bot, timed from their start until every message is committed.
+/// serving the same bot, timed from their start — their stores connected — until every message
+/// is committed.
 enum UsherRun {
     struct Result {
         var messagesPerSecond: Double
@@ -34,6 +35,10 @@ enum UsherRun {
             Int((metrics.value("usher_commits_total", ["bot": "bench", "result": "committed"]) ?? 0)
                 + (metrics.value("usher_commits_total", ["bot": "bench", "result": "duplicate"]) ?? 0))
         }
+        // Connected before the clock starts, as pgbench's rate leaves out its initial connection
+        // time: each store's sessions up, their statements prepared and planned (`warmUp`, which
+        // each worker's start then repeats on connections already up).
+        for store in stores { try await store.warmUp() }
         let clock = ContinuousClock()
         let cpuBefore = cpuSeconds()
         let serverBefore = server.serverCPUSeconds()
