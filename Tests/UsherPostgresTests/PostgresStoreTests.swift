@@ -364,7 +364,9 @@ struct PostgresStoreTests {
             INSERT INTO messages (id, conversation_id, sender_type, content)
             SELECT 'm' || g, 'c' || (g / 6 + 1), CASE WHEN g % 3 = 0 THEN 'customer' ELSE 'bot' END, 'text'
             FROM generate_series(1, 3000) AS g ORDER BY g;
-            ANALYZE conversations, messages;
+            INSERT INTO usher.processed (bot, message_id, seq, conversation_id)
+            SELECT '\(Self.bot.id)', id, seq, conversation_id FROM messages WHERE sender_type = 'customer' AND seq <= 2900;
+            ANALYZE conversations, messages, usher.processed;
             SET plan_cache_mode = force_generic_plan; SET jit = off
             """)
         func plan(_ sql: String, _ params: [String]) throws -> String {
@@ -376,6 +378,11 @@ struct PostgresStoreTests {
         #expect(read.contains("messages_inbound"), "\(read)")
         let walk = try plan(store.sql.cursorTarget, [Self.bot.id, Share.group(of: Self.bot.id)])
         #expect(walk.contains("messages_inbound"), "\(walk)")
+        // And each message's done mark is probed through its key, never by a scan of every
+        // mark (a hash of them all, built for one message: 15-27 ms a read at 85,000 marks).
+        for (name, p) in [("read", read), ("walk", walk)] {
+            #expect(!p.contains("Seq Scan on processed"), "\(name): \(p)")
+        }
         try await store.close()
     }
 
