@@ -358,15 +358,21 @@ struct PostgresStoreTests {
         let url = try await TestDB.server.createDatabase()
         let store = try await PostgresStore(url: url)
         let db = try PGConnection(url)
-        // A table in service: each customer message answered with two replies.
+        // A database in service, as large as the benchmark's (the plans depend on it): each
+        // customer message answered with two replies, most of them done, older done marks and
+        // states besides.
         try db.script("""
-            INSERT INTO conversations (id) SELECT 'c' || g FROM generate_series(1, 501) AS g;
+            INSERT INTO conversations (id) SELECT 'c' || g FROM generate_series(1, 10001) AS g;
             INSERT INTO messages (id, conversation_id, sender_type, content)
             SELECT 'm' || g, 'c' || (g / 6 + 1), CASE WHEN g % 3 = 0 THEN 'customer' ELSE 'bot' END, 'text'
-            FROM generate_series(1, 3000) AS g ORDER BY g;
+            FROM generate_series(1, 60000) AS g ORDER BY g;
             INSERT INTO usher.processed (bot, message_id, seq, conversation_id)
-            SELECT '\(Self.bot.id)', id, seq, conversation_id FROM messages WHERE sender_type = 'customer' AND seq <= 2900;
-            ANALYZE conversations, messages, usher.processed;
+            SELECT '\(Self.bot.id)', id, seq, conversation_id FROM messages WHERE sender_type = 'customer' AND seq <= 59000;
+            INSERT INTO usher.processed (bot, message_id, seq, conversation_id)
+            SELECT '\(Self.bot.id)', 'old' || g, g, 'old' || (g / 4) FROM generate_series(1, 60000) AS g;
+            INSERT INTO usher.bot_state (bot, conversation_id, version, owner, state)
+            SELECT '\(Self.bot.id)', 'old' || g, 1, 'bot', '{}' FROM generate_series(1, 15000) AS g;
+            ANALYZE conversations, messages, usher.processed, usher.bot_state;
             SET plan_cache_mode = force_generic_plan; SET jit = off
             """)
         func plan(_ sql: String, _ params: [String]) throws -> String {
@@ -380,7 +386,10 @@ struct PostgresStoreTests {
         #expect(walk.contains("messages_inbound"), "\(walk)")
         // And each message's done mark is probed through its key, never by a scan of every
         // mark (a hash of them all, built for one message: 15-27 ms a read at 85,000 marks).
-        for (name, p) in [("read", read), ("walk", walk)] {
+        // The commit's checks too: each through the key of the batch's own messages.
+        let check = try plan(store.sql.expectBatch, ["{}", "{}", "{}", "{}", "{}", "{}", "{}", "{}", "{}", "{}"])
+        let undone = try plan(store.sql.undoneBetween, ["{}", "{}", "{}"])
+        for (name, p) in [("read", read), ("walk", walk), ("check", check), ("undone", undone)] {
             #expect(!p.contains("Seq Scan on processed"), "\(name): \(p)")
         }
         try await store.close()
