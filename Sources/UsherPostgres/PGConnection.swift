@@ -239,11 +239,10 @@ package final class PGConnection {
             .replacingOccurrences(of: "\n", with: " ")
     }
 
-    /// Passes Swift strings as C strings for the duration of `body`. A NUL inside a string would
-    /// silently cut it short in libpq, so callers clean text first (`PGText.clean`).
-    /// The values as C strings for the length of `body`: each lent in place (a native string
-    /// keeps its UTF-8 with a NUL after it), not copied — a batch's parameters are every reply
-    /// and state of the batch.
+    /// Passes Swift strings as C strings for the duration of `body`, each lent in place (a native
+    /// string keeps its UTF-8 with a NUL after it), not copied: a batch's parameters are every
+    /// reply and state of the batch. A NUL inside a string would silently cut it short in libpq,
+    /// so callers clean text first (`PGText.clean`).
     private static func withCStrings<T>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
         var pointers: [UnsafePointer<CChar>?] = []
         pointers.reserveCapacity(values.count)

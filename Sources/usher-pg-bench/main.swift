@@ -25,7 +25,8 @@
 // each latency round also runs the floor — the least any responder must do (Latency.swift's
 // Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not);
 // --no-ceiling runs the throughput part's workers alone, without pgbench (to compare two builds
-// of Usher: their CPU per message and rate, round by round, in less time);
+// of Usher: their CPU per message, server buffers per message and rate, round by round, in less
+// time; no per-statement table, which sets Usher's statements beside pgbench's);
 // --only cost (not in a full run) measures the server CPU of one message answered alone — Usher's
 // batch of one against the floor's read and reply — and each of Usher's statements' share of it
 // (StatementCost.swift; --messages N, default 4,000);
@@ -212,11 +213,12 @@ func main() async throws {
                 let usherServer = u.serverCPU
                 let up = try Profile.read(server, database: db, sql: backlog.sql)
                 server.drop(db)
+                // Usher's CPU per message: all of it, the workers' process's and the server's.
+                let n = Double(backlog.count)
+                let usherCPU = "\(fmt(1e6 * (u.cpu + usherServer) / n, 1)) µs (workers \(fmt(1e6 * u.cpu / n, 1)), server \(fmt(1e6 * usherServer / n, 1)))"
                 if args.contains("--no-ceiling") {
-                    let n = Double(backlog.count)
                     print("round \(round), \(w) worker\(w == 1 ? " " : "s"): usher \(fmt(u.messagesPerSecond)) msg/s (\(fmt(u.seconds, 2)) s); "
-                          + "CPU per message \(fmt(1e6 * (u.cpu + usherServer) / n, 1)) µs (workers \(fmt(1e6 * u.cpu / n, 1)), "
-                          + "server \(fmt(1e6 * usherServer / n, 1))); server buffers per message \(fmt(Double(up.totalBuffers) / n, 1))   [load before: \(load)]")
+                          + "CPU per message \(usherCPU); server buffers per message \(fmt(Double(up.totalBuffers) / n, 1))   [load before: \(load)]")
                     continue
                 }
                 // pgbench on the same batches (whole batches, split evenly between the clients).
@@ -253,9 +255,7 @@ func main() async throws {
                 // CPU per message, both sides: on a machine whose cores the server fills, the
                 // rate can be at most cores ÷ this.
                 let pgMessages = Double(perClient * w * batchSize)
-                let n = Double(backlog.count)
-                print("    CPU per message: usher \(fmt(1e6 * (u.cpu + usherServer) / n, 1)) µs (workers \(fmt(1e6 * u.cpu / n, 1)), "
-                      + "server \(fmt(1e6 * usherServer / n, 1)));   pgbench \(fmt(1e6 * (pgCPU + pgServer) / pgMessages, 1)) µs "
+                print("    CPU per message: usher \(usherCPU);   pgbench \(fmt(1e6 * (pgCPU + pgServer) / pgMessages, 1)) µs "
                       + "(client \(fmt(1e6 * pgCPU / pgMessages, 1)), server \(fmt(1e6 * pgServer / pgMessages, 1)));   "
                       + "busy: usher \(fmt((u.cpu + usherServer) / u.seconds, 2)) cores, pgbench \(fmt((pgCPU + pgServer) * tps / Double(perClient * w), 2)) cores")
                 if round == 1 || profileAll {
