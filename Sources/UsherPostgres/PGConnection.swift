@@ -32,7 +32,14 @@ package final class PGConnection {
     private var broken = false
 
     /// The connection's socket (-1: none).
-    var socket: Int32 { PQsocket(conn) }
+    package var socket: Int32 { PQsocket(conn) }
+
+    /// The settings the connection was made with, by keyword (libpq's `PQconninfo`).
+    package var settings: [String: String] {
+        guard let options = PQconninfo(conn) else { return [:] }
+        defer { PQconninfoFree(options) }
+        return PGConnInfo.values(options)
+    }
 
     /// Whether the connection is still usable.
     var isOK: Bool { !broken && PQstatus(conn) == CONNECTION_OK }

@@ -105,9 +105,11 @@ public final class PostgresStore: ChatStore {
     /// Connects, checks the mapping against the database (`MappingMismatch` names what is
     /// missing, at its line in the mapping file), migrates Usher's tables (and, for the native
     /// schema, conversations and messages) and starts listening.
-    public init(url: String, mapping: SQLMapping = .native, options: Options = Options()) async throws {
+    public init(url given: String, mapping: SQLMapping = .native, options: Options = Options()) async throws {
         // libpq takes the URL as it is (sslmode, host, … as parameters; PGPASSWORD, PGSSLMODE
-        // and ~/.pgpass from the environment).
+        // and ~/.pgpass from the environment), with a connect timeout and TCP keepalives where
+        // it sets none (`PGConnInfo`).
+        let url = PGConnInfo.withDefaults(given)
         let session = Self.session(url, label: "usher.postgres")
         let layout = try await session.run { db in
             let layout = try PGLayout.resolve(mapping, db)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import UsherDiagnostics
 import UsherEngine
@@ -655,6 +656,57 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A URL that does not say how long to wait gets a connect timeout and TCP keepalives
+    /// (`PGConnInfo`); what the URL or libpq's environment says, or a service file may say,
+    /// stays as it is.
+    @Test func aURLGetsTimeoutsItDoesNotSet() async throws {
+        let none: [String: String] = [:]
+        let plain = PGConnInfo.withDefaults("postgres://u@db.example/chat", environment: none)
+        #expect(plain == "postgres://u@db.example/chat?connect_timeout=10&keepalives_idle=30&keepalives_interval=10"
+                + "&keepalives_count=3&tcp_user_timeout=60000")
+        let own = PGConnInfo.withDefaults("postgresql://u@db.example/chat?sslmode=require&connect_timeout=3&keepalives_idle=5",
+                                          environment: none)
+        let ownSettings = try #require(PGConnInfo.options(own))
+        #expect(ownSettings["connect_timeout"] == "3" && ownSettings["keepalives_idle"] == "5" && ownSettings["sslmode"] == "require")
+        #expect(ownSettings["keepalives_count"] == "3" && ownSettings["tcp_user_timeout"] == "60000")
+        #expect(own.components(separatedBy: "connect_timeout").count == 2, "not said twice: \(own)")
+        // The environment: PGCONNECT_TIMEOUT is libpq's, and wins over Usher's default.
+        let fromEnvironment = try #require(PGConnInfo.options(PGConnInfo.withDefaults("postgres://u@h/d", environment: ["PGCONNECT_TIMEOUT": "4"])))
+        #expect(fromEnvironment["connect_timeout"] == nil && fromEnvironment["keepalives_idle"] == "30")
+        // Keepalives turned off stay off; a key=value string gets them as pairs.
+        let off = try #require(PGConnInfo.options(PGConnInfo.withDefaults("host=h dbname=d keepalives=0", environment: none)))
+        #expect(off["keepalives_idle"] == nil && off["keepalives"] == "0" && off["connect_timeout"] == "10")
+        // A service (its file may set them), or a URL libpq cannot read: unchanged.
+        #expect(PGConnInfo.withDefaults("postgres:///d?service=chat", environment: none) == "postgres:///d?service=chat")
+        #expect(PGConnInfo.withDefaults("postgres:///d", environment: ["PGSERVICE": "chat"]) == "postgres:///d")
+        #expect(PGConnInfo.withDefaults("postgres:///d?nonsense=1", environment: none) == "postgres:///d?nonsense=1")
+        // A real connection is made with them.
+        let url = try await TestDB.server.createDatabase()
+        let settings = try PGConnection(PGConnInfo.withDefaults(url, environment: none)).settings
+        #expect(settings["connect_timeout"] == "10" && settings["keepalives_idle"] == "30" && settings["keepalives_interval"] == "10"
+                && settings["keepalives_count"] == "3" && settings["tcp_user_timeout"] == "60000", "\(settings)")
+    }
+
+    /// A server that takes the connection and never answers (a host gone mid-handshake, a
+    /// proxy with nothing behind it): with a URL that sets no timeout, connecting gives up after
+    /// Usher's 10 s with a transient error (the worker retries it) instead of waiting for ever.
+    @Test(.timeLimit(.minutes(1))) func connectingToAServerThatNeverAnswersTimesOut() async throws {
+        let silent = try SilentListener()
+        defer { silent.close() }
+        // Should connecting wait for ever, the connection is reset after 30 s: the test fails
+        // instead of hanging.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { silent.close() }
+        let started = ContinuousClock.now
+        do {
+            _ = try await PostgresStore(url: "postgresql://u@127.0.0.1:\(silent.port)/chat")
+            Issue.record("connected to a server that never answered")
+        } catch let e as StoreError {
+            #expect(e.code == "pg-connect" && e.isTransient && e.message.contains("timeout"), "\(e)")
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .seconds(9) && waited < .seconds(20), "\(waited)")
+    }
+
     /// A new database with the role `usher_worker` and its schema `usher`, then `grants` run as
     /// the server's superuser; the server, the database's name, its URL, and the URL as the role.
     func leastPrivileged(_ grants: String) async throws -> (PostgresTestServer, String, String, String) {
@@ -1041,5 +1093,35 @@ final class NotifyFixture {
     func close() async throws {
         try await store.close()
         try await writer.close()
+    }
+}
+
+/// A TCP port on 127.0.0.1 whose connections the kernel completes and nothing ever answers.
+final class SilentListener: Sendable {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = s >= 0 && withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { p in
+                bind(s, p, length) == 0 && listen(s, 8) == 0 && getsockname(s, p, &length) == 0
+            }
+        }
+        guard bound else { throw StoreError("test", "no listening socket (errno \(errno))") }
+        fd = s
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private let open = Mutex(true)
+
+    /// Closes the socket (once): the connections it kept waiting are reset.
+    func close() {
+        if open.withLock({ o in defer { o = false }; return o }) { _ = Glibc.close(fd) }
     }
 }

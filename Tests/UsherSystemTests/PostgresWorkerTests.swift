@@ -297,6 +297,7 @@ struct PostgresWorkerTests {
         let database = PostgresTestServer.database(of: try server.createDatabase())
         let url = "postgresql://\(server.user)@127.0.0.1:\(port)/\(database)?sslmode=require"
         let check = try PGConnection(url)
+        let checkPort = try Int(check.execute("SELECT inet_client_port()").string(0, 0))
         #expect(try check.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").string(0, 0) == "t")
         // A megabyte in one reply, its task waiting on the thread.
         let thread = ThreadExecutor(name: "usher-test-tls", spin: .zero)
@@ -325,6 +326,11 @@ struct PostgresWorkerTests {
         for c in 0..<5 { #expect(try await feeder.transcript(conversation: "c\(c)").filter { $0.from == .bot }.count == 4) }
         #expect(try check.execute("SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) "
                                   + "WHERE a.application_name LIKE 'usher.postgres%' AND NOT s.ssl").int64(0, 0) == 0)
+        // Every connection of the stores probes its idle socket after 30 s (`PGConnInfo`), not
+        // after the system's two hours: each has a keepalive timer due within 30 s.
+        let timers = try keepaliveTimers(to: port, test: [checkPort])
+        #expect(timers.filter { $0.owner == "store" }.count >= 5, "\(timers)")
+        #expect(timers.allSatisfy { $0.owner == "test" || ($0.keepalive && $0.due <= 30) }, "\(timers)")
         worker.requestStop()
         try await running.value
         try await store.close()
@@ -459,4 +465,22 @@ struct StoreURLSecretTests {
         #expect(text.contains("cannot open postgresql://usher:***@/chat?host=/nonexistent-usher-socket&password=***"), "\(text)")
         #expect(!text.contains("hunter2") && !text.contains("swordfish"), "\(text)")
     }
+}
+
+/// The TCP connections of this machine to `port` on 127.0.0.1, from `/proc/net/tcp`: whether
+/// each has its keepalive timer running, and in how many seconds it is due. `test`: the local
+/// ports of the test's own connections (made without Usher's settings).
+func keepaliveTimers(to port: Int, test: [Int?]) throws -> [(owner: String, keepalive: Bool, due: Double)] {
+    let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+    var out: [(String, Bool, Double)] = []
+    for line in table.split(separator: "\n").dropFirst() {
+        // sl local rem st tx:rx tr:when …; addresses as hex IP:PORT, the timer in 1/100 s.
+        let f = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard f.count > 5, f[2] == "0100007F:\(String(format: "%04X", port))", f[3] == "01" else { continue }
+        let local = Int(f[1].split(separator: ":")[1], radix: 16)
+        let timer = f[5].split(separator: ":")
+        let owner = test.contains(local) ? "test" : "store"
+        out.append((owner, timer[0] == "02", Double(Int(timer[1], radix: 16) ?? 0) / 100))
+    }
+    return out
 }
