@@ -5,6 +5,7 @@
 // Prints decisions per second for bots/support, matching time per 75-byte message with 100,
 // 1,000 and 10,000 keyword rules plus 20 regexes, and the compile time of those rule sets.
 import Foundation
+import UsherBenchSupport
 import UsherEngine
 import UsherRules
 import UsherText
@@ -14,6 +15,12 @@ import UsherTranscripts
 _ = FileManager.default.changeCurrentDirectoryPath(
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path)
 
+BenchArguments.check(usage: """
+    usher-bench [--quick] [--only support|scale|compile|replay|worker]   (from the repository root; BENCHMARKS.md)
+      decisions per second for bots/support, matching time per message with 100, 1,000 and
+      10,000 keyword rules plus 20 regexes, their compile time, replay and the worker on SQLite;
+      --quick: fewer iterations; --only: one part (for profiling)
+    """, flags: ["--quick"], values: ["--only"])
 let quick = CommandLine.arguments.contains("--quick")
 /// `--only support` or `--only scale`: run one part (for profiling).
 let only: String? = CommandLine.arguments.firstIndex(of: "--only").flatMap {

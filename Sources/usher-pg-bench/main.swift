@@ -2,43 +2,51 @@
 // (BENCHMARKS.md, "The worker on PostgreSQL"). Needs the PostgreSQL server binaries and pgbench;
 // starts its own server (fsync on) in a temporary directory and stops it at exit.
 //
-//     swift build -c release --product usher-pg-bench
-//     .build/release/usher-pg-bench [--quick] [--messages N] [--workers 1,2,4] [--rounds R]
-//                                   [--only throughput|latency|cost] [--rate 1000] [--seconds 5]
-//                                   [--history N | --cold] [--profile] [--script FILE]
-//                                   [--notify-window S] [--set name=value] [--keep] [--breakdown]
-//                                   [--feeder pgbench|store] [--no-floor] [--no-take] [--no-ceiling]
-//
-// Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
-// after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
-// workers (each its own PostgresStore and Worker), against pgbench with 1, 2 and 4 clients
-// running the claim, states and group commit of the same batches with the store's own SQL
-// (Ceiling.swift says how). Latency: one worker, LISTEN/NOTIFY, 1,000 msg/s offered by four
-// other connections. Every part runs R rounds (default 3, --quick 1); the summary gives the best
-// and the range. --profile prints the per-statement table of every round (else round 1:
-// server time, shared buffers touched and WAL written per batch);
-// --breakdown splits the latency of each conversation's first message at its read (every
-// message is read then, as with --no-take);
-// --feeder store writes the latency part's messages from this process instead of pgbench;
-// --no-take has the latency part's worker read every message, none taken from its NOTIFY
-// (PostgresStore.Options.takeNotified off: the comparison);
-// each latency round also runs the floor — the least any responder must do (Latency.swift's
-// Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not);
-// --no-ceiling runs the throughput part's workers alone, without pgbench (to compare two builds
-// of Usher: their CPU per message, server buffers per message and rate, round by round, in less
-// time; no per-statement table, which sets Usher's statements beside pgbench's);
-// --only cost (not in a full run) measures the server CPU of one message answered alone — Usher's
-// batch of one against the floor's read and reply — and each of Usher's statements' share of it
-// (StatementCost.swift; --messages N, default 4,000);
-// --script writes the pgbench script (and FILE.defs, its -D values); --set adds a server setting
-// (diagnosis); --keep leaves the server and the template databases up after the throughput part.
-// USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
-// to compare the store's values with pgbench's. USHER_PG_BENCH_DUMP=FILE writes each latency
-// round's messages (seq, id, commit time, latency in ms) to FILE, to see when the slow ones came.
+// Its options: `usage` below (`--help` prints it).
 import Foundation
 import UsherBenchSupport
 import UsherPostgres
 import UsherPostgresTestServer
+
+let usage = """
+        swift build -c release --product usher-pg-bench
+        .build/release/usher-pg-bench [--quick] [--messages N] [--workers 1,2,4] [--rounds R]
+                                      [--only throughput|latency|cost] [--rate 1000] [--seconds 5]
+                                      [--history N | --cold] [--profile] [--script FILE]
+                                      [--notify-window S] [--set name=value] [--keep] [--breakdown]
+                                      [--feeder pgbench|store] [--no-floor] [--no-take] [--no-ceiling]
+
+    Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
+    after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
+    workers (each its own PostgresStore and Worker), against pgbench with 1, 2 and 4 clients
+    running the claim, states and group commit of the same batches with the store's own SQL
+    (Ceiling.swift says how). Latency: one worker, LISTEN/NOTIFY, 1,000 msg/s offered by four
+    other connections. Every part runs R rounds (default 3, --quick 1); the summary gives the best
+    and the range. --profile prints the per-statement table of every round (else round 1:
+    server time, shared buffers touched and WAL written per batch);
+    --breakdown splits the latency of each conversation's first message at its read (every
+    message is read then, as with --no-take);
+    --feeder store writes the latency part's messages from this process instead of pgbench;
+    --no-take has the latency part's worker read every message, none taken from its NOTIFY
+    (PostgresStore.Options.takeNotified off: the comparison);
+    each latency round also runs the floor — the least any responder must do (Latency.swift's
+    Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not);
+    --no-ceiling runs the throughput part's workers alone, without pgbench (to compare two builds
+    of Usher: their CPU per message, server buffers per message and rate, round by round, in less
+    time; no per-statement table, which sets Usher's statements beside pgbench's);
+    --only cost (not in a full run) measures the server CPU of one message answered alone — Usher's
+    batch of one against the floor's read and reply — and each of Usher's statements' share of it
+    (StatementCost.swift; --messages N, default 4,000);
+    --script writes the pgbench script (and FILE.defs, its -D values); --set adds a server setting
+    (diagnosis); --keep leaves the server and the template databases up after the throughput part.
+    USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
+    to compare the store's values with pgbench's. USHER_PG_BENCH_DUMP=FILE writes each latency
+    round's messages (seq, id, commit time, latency in ms) to FILE, to see when the slow ones came.
+    """
+BenchArguments.check(usage: usage,
+                     flags: ["--quick", "--profile", "--cold", "--keep", "--breakdown", "--no-floor", "--no-take", "--no-ceiling"],
+                     values: ["--messages", "--workers", "--rounds", "--only", "--rate", "--seconds", "--feeder", "--script",
+                              "--history", "--notify-window", "--set"])
 
 /// Lines appear as they are printed, also into a pipe or file.
 func print(_ line: String = "") {

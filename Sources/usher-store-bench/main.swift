@@ -10,6 +10,7 @@
 // The database goes in $TMPDIR (default /tmp): TMPDIR=/dev/shm measures without the disk.
 import Foundation
 @_spi(Bench) import UsherSQLite
+import UsherBenchSupport
 import UsherStore
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -17,6 +18,16 @@ if arguments.first == "--writer" {
     WakeLatency.writerMain(path: arguments[1], count: Int(arguments[2])!, gapMs: Int(arguments[3])!)
     exit(0)
 }
+BenchArguments.check(usage: """
+    usher-store-bench [--messages N] [--grouped N] [--conversations N] [--rounds N] [--quick]
+                      [--only bare|hop|inline|worker|group|group-bare|wake] [--split]
+                      [--checkpoint-pages N] [--cache-kib N] [--mmap-mib N] [--page-size N]
+    usher-store-bench --micro [--messages N]   cost of each statement of a commit
+    usher-store-bench --micro-json             the state JSON codec
+    The database goes in $TMPDIR (default /tmp): TMPDIR=/dev/shm measures without the disk.
+    """, flags: ["--quick", "--split", "--micro", "--micro-json"],
+    values: ["--messages", "--grouped", "--conversations", "--rounds", "--only", "--checkpoint-pages", "--cache-kib",
+             "--mmap-mib", "--page-size"], arguments)
 func option(_ name: String, _ fallback: Int) -> Int {
     guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count, let v = Int(arguments[i + 1]) else { return fallback }
     return v
