@@ -618,6 +618,11 @@ public final class PostgresStore: ChatStore {
         }
     }
 
+    /// A store dropped without `close()` lets go of its threads and connections all the same:
+    /// the listener's thread, waiting for the reading thread to hand its connection back, would
+    /// otherwise wait for ever — and the reading thread, watching that connection, with it.
+    deinit { listener?.stop() }
+
     public func close() async throws {
         listener?.stop()
         await session.close()

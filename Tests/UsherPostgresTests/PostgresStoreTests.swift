@@ -527,6 +527,27 @@ struct PostgresStoreTests {
         try await named.close()
     }
 
+    /// A store dropped without `close()` (a caller that forgot, a test that failed half-way)
+    /// closes every connection — the LISTEN one too — and ends its threads.
+    @Test func aStoreDroppedWithoutClosingLetsGoOfItsConnections() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let database = PostgresTestServer.database(of: url)
+        let server = try await TestDB.server
+        func connections() throws -> [String] {
+            try server.psql("SELECT application_name FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid() ORDER BY 1",
+                            database: database).split(separator: "\n").map(String.init)
+        }
+        var store: PostgresStore? = try await PostgresStore(url: url)
+        let m = try await customer(store!, "a", "hello")
+        #expect(try await reply(store!, m, "hi") == .committed)
+        try await Task.sleep(for: .milliseconds(200))   // the listener connects on its own thread
+        #expect(try connections() == ["usher.postgres", "usher.postgres.commit0", "usher.postgres.listen"])
+        store = nil
+        var waited = 0
+        while try !connections().isEmpty, waited < 60 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        #expect(try connections() == [], "connections left open by a store dropped without close()")
+    }
+
     /// Workers say they are alive until a time; one that stops saying so drops out of the list
     /// (and the others split its share), as does one that leaves; groups are apart.
     @Test func membersComeAndGo() async throws {
