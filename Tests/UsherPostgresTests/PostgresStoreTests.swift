@@ -500,16 +500,23 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A new database, and what lists the `application_name` of every connection to it (but the
+    /// one asking), in order.
+    static func databaseWatched() async throws -> (url: String, connections: () throws -> [String]) {
+        let server = try await TestDB.server
+        let url = try server.createDatabase()
+        let database = PostgresTestServer.database(of: url)
+        return (url, {
+            try server.psql("SELECT application_name FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid() ORDER BY 1",
+                            database: database).split(separator: "\n").map(String.init)
+        })
+    }
+
     /// Each connection names itself in `pg_stat_activity` (an operator sees which is the reader,
     /// which commits), unless the URL names the application itself.
     @Test func connectionsNameThemselves() async throws {
-        let url = try await TestDB.server.createDatabase()
-        let database = PostgresTestServer.database(of: url)
-        let server = try await TestDB.server
-        func names() throws -> [String] {
-            try server.psql("SELECT application_name FROM pg_stat_activity WHERE datname = '\(database)' ORDER BY 1",
-                                   database: database).split(separator: "\n").map(String.init).filter { $0.hasPrefix("usher") || $0 == "helpdesk-bot" }
-        }
+        let (url, connections) = try await Self.databaseWatched()
+        func names() throws -> [String] { try connections().filter { $0.hasPrefix("usher") || $0 == "helpdesk-bot" } }
         let store = try await PostgresStore(url: url)
         let m = try await customer(store, "a", "hello")
         _ = try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: Date().addingTimeInterval(30),
@@ -530,13 +537,7 @@ struct PostgresStoreTests {
     /// A store dropped without `close()` (a caller that forgot, a test that failed half-way)
     /// closes every connection — the LISTEN one too — and ends its threads.
     @Test func aStoreDroppedWithoutClosingLetsGoOfItsConnections() async throws {
-        let url = try await TestDB.server.createDatabase()
-        let database = PostgresTestServer.database(of: url)
-        let server = try await TestDB.server
-        func connections() throws -> [String] {
-            try server.psql("SELECT application_name FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid() ORDER BY 1",
-                            database: database).split(separator: "\n").map(String.init)
-        }
+        let (url, connections) = try await Self.databaseWatched()
         var store: PostgresStore? = try await PostgresStore(url: url)
         let m = try await customer(store!, "a", "hello")
         #expect(try await reply(store!, m, "hi") == .committed)
