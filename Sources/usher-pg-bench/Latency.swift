@@ -40,13 +40,14 @@ enum Latency {
     }
 
     static func run(_ server: BenchServer, responder: Responder, rate: Int, seconds duration: Int, writers: Int,
-                    feeder: Feeder, breakdown: Bool = false, takeNotified: Bool = true) async throws -> Result {
+                    feeder: Feeder, breakdown: Bool = false, takeNotified: Bool = true, commitSessions: Int? = nil) async throws -> Result {
         let database = "usher_latency"
         try server.copy(Backlog.history, to: database)
         defer { server.drop(database) }
         let url = server.url(database)
         var storeOptions = PostgresStore.Options()
         storeOptions.takeNotified = takeNotified
+        if let commitSessions { storeOptions.commitSessions = commitSessions }
         let workerStore = try await PostgresStore(url: url, options: storeOptions)
         let workerStoreSQL = workerStore.sql
         var feeders: [PostgresStore] = []
@@ -58,6 +59,7 @@ enum Latency {
         case .usher(let bot):
             var options = Worker.Options()
             options.idleWait = .milliseconds(100)
+            if let commitSessions { options.writesInFlight = commitSessions }
             let worker = Worker(store: workerStore, bots: [bot], workerID: "bench-latency", options: options, metrics: metrics,
                                 log: Logger(minimum: .error))
             let task = Task {

@@ -20,12 +20,17 @@ enum UsherRun {
     }
 
     static func run(_ server: BenchServer, _ backlog: Backlog, database: String, workers count: Int, bot: BotRuntime,
-                    notificationWindow: TimeInterval?) async throws -> Result {
+                    notificationWindow: TimeInterval?, commitSessions: Int? = nil) async throws -> Result {
         let url = server.url(database)
-        var stores: [PostgresStore] = []
-        for _ in 0..<count { stores.append(try await PostgresStore(url: url)) }
-        let metrics = Metrics()
+        var storeOptions = PostgresStore.Options()
         var options = Worker.Options()
+        if let commitSessions {
+            storeOptions.commitSessions = commitSessions
+            options.writesInFlight = commitSessions
+        }
+        var stores: [PostgresStore] = []
+        for _ in 0..<count { stores.append(try await PostgresStore(url: url, options: storeOptions)) }
+        let metrics = Metrics()
         if let notificationWindow { options.notificationWindow = notificationWindow }
         let workers = stores.enumerated().map { i, store in
             Worker(store: store, bots: [bot], workerID: "bench-worker-\(i + 1)", options: options, metrics: metrics,

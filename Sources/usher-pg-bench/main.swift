@@ -15,6 +15,7 @@ let usage = """
                                       [--history N | --cold] [--profile] [--script FILE]
                                       [--notify-window S] [--set name=value] [--keep] [--breakdown]
                                       [--feeder pgbench|store] [--no-floor] [--no-take] [--no-ceiling]
+                                  [--commit-sessions N]
 
     Throughput: a backlog of N messages (default 40,000; --quick 8,000) in conversations of 4,
     after a history of as many answered ones (--cold: none), done by 1, 2 and 4 in-process
@@ -37,6 +38,8 @@ let usage = """
     --only cost (not in a full run) measures the server CPU of one message answered alone — Usher's
     batch of one against the floor's read and reply — and each of Usher's statements' share of it
     (StatementCost.swift; --messages N, default 4,000);
+    --commit-sessions N gives each worker N commit connections and N batches written at once
+    (default 2: PostgresStore.Options.commitSessions, Worker.Options.writesInFlight);
     --script writes the pgbench script (and FILE.defs, its -D values); --set adds a server setting
     (diagnosis); --keep leaves the server and the template databases up after the throughput part.
     USHER_PG_BENCH_LOG_STATEMENTS=1 logs every statement with its parameters in the server log,
@@ -46,7 +49,7 @@ let usage = """
 BenchArguments.check(usage: usage,
                      flags: ["--quick", "--profile", "--cold", "--keep", "--breakdown", "--no-floor", "--no-take", "--no-ceiling"],
                      values: ["--messages", "--workers", "--rounds", "--only", "--rate", "--seconds", "--feeder", "--script",
-                              "--history", "--notify-window", "--set"])
+                              "--history", "--notify-window", "--set", "--commit-sessions"])
 
 /// Lines appear as they are printed, also into a pipe or file.
 func print(_ line: String = "") {
@@ -74,6 +77,8 @@ let history = args.contains("--cold") ? 0 : (option("--history").flatMap(Int.ini
 let batchSize = 512   // Worker.Options.batchSize
 /// `--notify-window S`: the workers' agent-notification window (default: the worker's, 10 s).
 let notifyWindow = option("--notify-window").flatMap(Double.init)
+/// `--commit-sessions N`: each worker's commit connections and batches written at once (diagnosis).
+let commitSessions = option("--commit-sessions").flatMap(Int.init)
 /// `--set name=value` (repeatable): extra server settings, for diagnosis (e.g. synchronous_commit=off).
 let extraSettings: [String: String] = Dictionary(args.indices.filter { args[$0] == "--set" && $0 + 1 < args.count }.compactMap { i in
     let kv = args[i + 1].split(separator: "=", maxSplits: 1).map(String.init)
@@ -217,7 +222,8 @@ func main() async throws {
                 try server.copy(Backlog.template, to: db)
                 try server.checkpoint()
                 try Profile.reset(server)
-                let u = try await UsherRun.run(server, backlog, database: db, workers: w, bot: bot, notificationWindow: notifyWindow)
+                let u = try await UsherRun.run(server, backlog, database: db, workers: w, bot: bot, notificationWindow: notifyWindow,
+                                               commitSessions: commitSessions)
                 let usherServer = u.serverCPU
                 let up = try Profile.read(server, database: db, sql: backlog.sql)
                 server.drop(db)
@@ -290,7 +296,8 @@ func main() async throws {
             let l = try await Latency.run(server, responder: .usher(bot), rate: rate, seconds: latencySeconds, writers: 4,
                                           feeder: feeder, breakdown: args.contains("--breakdown"),
                                           // The breakdown splits at the read (its lease): every message read.
-                                          takeNotified: !args.contains("--no-take") && !args.contains("--breakdown"))
+                                          takeNotified: !args.contains("--no-take") && !args.contains("--breakdown"),
+                                          commitSessions: commitSessions)
             latencies.append(l)
             print("round \(round), latency at \(fmt(Double(rate))) msg/s offered (\(fmt(l.offered)) achieved by 4 writers, "
                   + "\(l.count) replies): commit → commit p50 \(fmt(l.p50, 2)) ms, p99 \(fmt(l.p99, 2)) ms, max \(fmt(l.max, 1)) ms; "
