@@ -667,14 +667,44 @@ struct PostgresStoreTests {
         try server.start()
         // Each of the store's connections finds out on its next call, which fails transiently
         // once; the worker retries such calls, and so does this test.
-        func retried<T>(_ body: () async throws -> T) async throws -> T {
-            for _ in 0..<3 {
-                do { return try await body() } catch let e as StoreError where e.isTransient { continue }
-            }
-            return try await body()
+        #expect(try await Self.retried { try await store.latestSeq() } == m.seq)
+        #expect(try await Self.retried { try await reply(store, m, "after") } == .committed)
+        try await store.close()
+    }
+
+    /// `body`, tried again (up to three times) while it fails with a transient error, as the
+    /// worker retries.
+    static func retried<T>(_ body: () async throws -> T) async throws -> T {
+        for _ in 0..<3 {
+            do { return try await body() } catch let e as StoreError where e.isTransient { continue }
         }
-        #expect(try await retried { try await store.latestSeq() } == m.seq)
-        #expect(try await retried { try await reply(store, m, "after") } == .committed)
+        return try await body()
+    }
+
+    /// A server that closes idle sessions (`idle_session_timeout`) costs a reconnect, nothing
+    /// more: each connection it closed fails its next call transiently, once, and the LISTEN
+    /// connection comes back by itself.
+    @Test func aServerThatClosesIdleSessionsCostsAReconnect() async throws {
+        let server = try await TestDB.server
+        let url = try server.createDatabase()
+        let database = PostgresTestServer.database(of: url)
+        try server.psql("ALTER DATABASE \(database) SET idle_session_timeout = '300ms'", database: database)
+        let store = try await PostgresStore(url: url)
+        let feeder = try await PostgresStore(url: url)
+        let first = try await Self.retried { try await customer(feeder, "i", "one") }
+        _ = try await Self.retried { try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: Date().addingTimeInterval(30),
+                                                                 skipping: [:], share: .all, holds: { _ in false }) }
+        #expect(try await Self.retried { try await reply(store, first, "hi") } == .committed)
+        try await Task.sleep(for: .milliseconds(800))   // every connection idle past the timeout
+        let second = try await Self.retried { try await customer(feeder, "i", "two") }
+        #expect(try await Self.retried { try await reply(store, second, "again") } == .committed)
+        #expect(try await store.transcript(conversation: "i").map(\.text) == ["one", "hi", "two", "again"])
+        // The LISTEN connection, closed too, comes back by itself (and each time wakes the
+        // worker to read from its cursor: nothing written meanwhile is missed).
+        var waited = 0
+        while store.changeSignal == nil, waited < 80 { try await Task.sleep(for: .milliseconds(25)); waited += 1 }
+        #expect(store.changeSignal != nil, "the LISTEN connection did not come back")
+        try await feeder.close()
         try await store.close()
     }
 
