@@ -55,11 +55,6 @@ package final class PGConnection {
         return name
     }
 
-    /// Prepares `sql` now (as `execute(_:_:prepare:)` and `pipeline` would on first use).
-    func prepare(_ sql: String) throws(StoreError) {
-        _ = try preparedName(sql)
-    }
-
     /// Runs `sql` with `params` (NULL for nil). Prepared once per connection when `prepare` is
     /// set (the hot path), otherwise sent as is.
     @discardableResult
@@ -87,11 +82,7 @@ package final class PGConnection {
     /// that leaves it aborted: the caller rolls back.
     @discardableResult
     func pipeline(_ statements: [(sql: String, params: [String?])]) throws(StoreError) -> [PGResult] {
-        var p = try send(statements)
-        while try !collect(&p) {
-            if usher_pq_wait_readable(conn, -1) < 0 { broken = true; throw lost("the connection's socket failed") }
-        }
-        return try p.end()
+        try pipeline(statements, run: true)
     }
 
     /// `pipeline` without blocking the thread while the server works: the caller's task waits
@@ -110,6 +101,11 @@ package final class PGConnection {
 
     /// A pipeline sent, and what has come back of it.
     private struct Pipeline {
+        /// Statements prepared at its start (new to the connection), each with its name: their
+        /// results are not the caller's.
+        var preparing: [(name: String, sql: String)]
+        /// Every statement whose results are awaited, in order: the preparations, then the
+        /// caller's statements.
         var statements: [String]
         var results: [PGResult] = []
         var failure: StoreError?
@@ -124,11 +120,41 @@ package final class PGConnection {
         }
     }
 
-    /// Enters pipeline mode and sends `statements` and a sync point (preparing the new ones first).
-    private func send(_ statements: [(sql: String, params: [String?])]) throws(StoreError) -> Pipeline {
+    /// Prepares every statement of `sqls` the connection has not prepared yet, in one round trip.
+    func prepare(all sqls: [String]) throws(StoreError) {
+        _ = try pipeline(sqls.map { ($0, []) }, run: false)
+    }
+
+    /// `pipeline`, blocking the thread; `run: false` only prepares the statements.
+    private func pipeline(_ statements: [(sql: String, params: [String?])], run: Bool) throws(StoreError) -> [PGResult] {
+        var p = try send(statements, run: run)
+        while try !collect(&p) {
+            if usher_pq_wait_readable(conn, -1) < 0 { broken = true; throw lost("the connection's socket failed") }
+        }
+        return try p.end()
+    }
+
+    /// Enters pipeline mode and sends `statements` and a sync point, preparing those new to the
+    /// connection at the pipeline's start — in the same round trip — unless `run` is false, when
+    /// it only prepares them.
+    private func send(_ statements: [(sql: String, params: [String?])], run: Bool = true) throws(StoreError) -> Pipeline {
         var names: [String] = []
-        for s in statements { names.append(try preparedName(s.sql)) }
+        var preparing: [(name: String, sql: String)] = []
+        for s in statements {
+            if let known = prepared[s.sql] ?? preparing.first(where: { $0.sql == s.sql })?.name {
+                names.append(known)
+            } else {
+                let name = "usher_\(prepared.count + preparing.count)"
+                preparing.append((name, s.sql))
+                names.append(name)
+            }
+        }
         guard PQenterPipelineMode(conn) == 1 else { throw lost(Self.message(PQerrorMessage(conn))) }
+        for (name, sql) in preparing where PQsendPrepare(conn, name, sql, 0, nil) != 1 {
+            broken = true
+            throw lost(Self.message(PQerrorMessage(conn)))
+        }
+        let statements = run ? statements : []
         for (i, s) in statements.enumerated() {
             let sent = Self.withCStrings(s.params) { values in
                 PQsendQueryPrepared(conn, names[i], Int32(s.params.count), values, nil, nil, 0)
@@ -136,7 +162,7 @@ package final class PGConnection {
             if sent != 1 { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
         }
         guard PQpipelineSync(conn) == 1 else { broken = true; throw lost(Self.message(PQerrorMessage(conn))) }
-        return Pipeline(statements: statements.map(\.sql))
+        return Pipeline(preparing: preparing, statements: preparing.map(\.sql) + statements.map(\.sql))
     }
 
     /// Takes in what the server has sent of the pipeline's results, without waiting for more;
@@ -166,6 +192,13 @@ package final class PGConnection {
             if p.done < p.statements.count {
                 if PQresultStatus(r) == PGRES_PIPELINE_ABORTED {
                     PQclear(r)
+                } else if p.done < p.preparing.count {
+                    // A preparation: the name is the connection's from now on.
+                    do {
+                        try check(r, p.statements[p.done])
+                        PQclear(r)
+                        prepared[p.preparing[p.done].sql] = p.preparing[p.done].name
+                    } catch { p.failure = p.failure ?? error }
                 } else {
                     do { try check(r, p.statements[p.done]); p.results.append(PGResult(r)) } catch { p.failure = p.failure ?? error }
                 }

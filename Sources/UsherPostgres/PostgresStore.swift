@@ -147,9 +147,8 @@ public final class PostgresStore: ChatStore {
     private static func session(_ url: String, label: String, thread: Bool = true, settings: String? = nil,
                                 prepare: [String] = []) -> PGSession {
         PGSession(url, label: label, thread: thread) { db throws(StoreError) in
-            try db.script("SET plan_cache_mode = force_generic_plan; SET jit = off")
-            if let settings { try db.script(settings) }
-            for sql in prepare { try db.prepare(sql) }
+            try db.script("SET plan_cache_mode = force_generic_plan; SET jit = off" + (settings.map { "; " + $0 } ?? ""))
+            try db.prepare(all: prepare)   // one round trip
         }
     }
 

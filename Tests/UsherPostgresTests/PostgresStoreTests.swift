@@ -120,6 +120,37 @@ struct PostgresStoreTests {
         #expect(try db.execute("SELECT count(*) FROM d").int64(0, 0) == 0)
     }
 
+    /// Statements new to a connection are prepared in the pipeline that first runs them (one
+    /// round trip): those prepared before a failing one stay prepared, under their names, and
+    /// those after it are prepared again by the next pipeline — the connection keeps working.
+    @Test func aPipelinePreparesItsNewStatementsOnTheWay() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let db = try PGConnection(url)
+        let one: (sql: String, params: [String?]) = ("SELECT $1::int + 1", ["1"])
+        let two: (sql: String, params: [String?]) = ("SELECT $1::int + 2", ["1"])
+        let broken: (sql: String, params: [String?]) = ("SELEC $1::int", ["1"])
+        let r = try db.pipeline([one, two, one])
+        #expect(r.map { $0.int64(0, 0) } == [2, 3, 2])
+        func names() throws -> [String] {
+            let r = try db.execute("SELECT name FROM pg_prepared_statements ORDER BY name")
+            return (0..<r.rows).map { r.string($0, 0) }
+        }
+        #expect(try names() == ["usher_0", "usher_1"], "each statement prepared once")
+        // The new one before the error is prepared; the one after it is not, and comes next time.
+        let three: (sql: String, params: [String?]) = ("SELECT $1::int + 3", ["1"])
+        let four: (sql: String, params: [String?]) = ("SELECT $1::int + 4", ["1"])
+        #expect { try db.pipeline([three, broken, four]) } throws: { ($0 as? StoreError)?.code == "pg-42601" }
+        #expect(db.isOK)
+        #expect(try names() == ["usher_0", "usher_1", "usher_2"])
+        #expect(try db.pipeline([four, three, one]).map { $0.int64(0, 0) } == [5, 4, 2])
+        #expect(try names() == ["usher_0", "usher_1", "usher_2", "usher_3"])
+        // Only preparing: what is new, in one round trip; the rest as it was.
+        try db.prepare(all: [one.sql, "SELECT $1::int + 5"])
+        #expect(try names().count == 5)
+        #expect(try db.execute("SELECT $1::int + 5", ["1"], prepare: true).int64(0, 0) == 6)
+        #expect(try names().count == 5)
+    }
+
     /// A server left running by a test run killed from outside (its `owner` gone) is stopped and
     /// its directory removed when the next run starts one; a live run's server is left alone.
     @Test func aKilledRunsServerIsSweptAway() async throws {
