@@ -122,6 +122,7 @@ package final class PGConnection {
 
     /// Prepares every statement of `sqls` the connection has not prepared yet, in one round trip.
     func prepare(all sqls: [String]) throws(StoreError) {
+        guard sqls.contains(where: { prepared[$0] == nil }) else { return }
         _ = try pipeline(sqls.map { ($0, []) }, run: false)
     }
 

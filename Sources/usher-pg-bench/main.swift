@@ -22,8 +22,8 @@ let usage = """
     workers (each its own PostgresStore and Worker), against pgbench with 1, 2 and 4 clients
     running the claim, states and group commit of the same batches with the store's own SQL
     (Ceiling.swift says how). Latency: one worker, LISTEN/NOTIFY, 1,000 msg/s offered by four
-    other connections. Every part runs R rounds (default 3, --quick 1); the summary gives the best
-    and the range. --profile prints the per-statement table of every round (else round 1:
+    other connections. Every part runs R rounds (default 3, --quick 1); the summary gives the best,
+    the median and the range. --profile prints the per-statement table of every round (else round 1:
     server time, shared buffers touched and WAL written per batch);
     --breakdown splits the latency of each conversation's first message at its read (every
     message is read then, as with --no-take);
@@ -94,9 +94,14 @@ struct Sample {
     var strictRatio: Double { usher / strict }
 }
 
+/// The best of `values`, then (over several rounds) their median and range: one round can be
+/// caught by the VM's slow seconds, on either side.
 func summary(_ values: [Double], _ digits: Int = 0, higherIsBetter: Bool = true) -> String {
     guard let best = higherIsBetter ? values.max() : values.min(), let lo = values.min(), let hi = values.max() else { return "–" }
-    return values.count == 1 ? fmt(best, digits) : "\(fmt(best, digits)) (range \(fmt(lo, digits))–\(fmt(hi, digits)))"
+    let sorted = values.sorted()
+    let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return values.count == 1 ? fmt(best, digits)
+        : "\(fmt(best, digits)) (median \(fmt(median, digits)), range \(fmt(lo, digits))–\(fmt(hi, digits)))"
 }
 
 func printProfile(_ usher: Profile, usherBatches: Int, usherSeconds: Double, usherCPU: Double, _ pg: Profile, pgBatches: Int,
@@ -334,7 +339,7 @@ func main() async throws {
     }
 
     print("")
-    print("summary (best, and the range over \(rounds) round\(rounds == 1 ? "" : "s")):")
+    print("summary (best, median and range over \(rounds) round\(rounds == 1 ? "" : "s")):")
     for w in workerCounts {
         guard let s = throughput[w] else { continue }
         print("  \(w) worker\(w == 1 ? " " : "s"): usher \(summary(s.map(\.usher))) msg/s; pgbench \(w) client\(w == 1 ? "" : "s") "
