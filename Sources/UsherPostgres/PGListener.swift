@@ -12,10 +12,25 @@ import UsherStore
 ///
 /// Each NOTIFY names its message's seq (`PGSchema.trigger`): `notified(since:)` tells the worker
 /// whether anything was signalled above what its last read covered.
+///
+/// A LISTEN connection can go deaf without breaking: its backend hung, or a connection pooler
+/// that hands each transaction to another server connection. So once every `probeInterval`
+/// the listener sends itself a NOTIFY on the store's other connection (`probe`); one that has
+/// not come back an interval later counts the connection as not listening — the store polls,
+/// and the worker reads without waiting for NOTIFYs — until a probe comes back again.
 final class PGListener: Sendable {
     let signal = ChangeSignal()
     private let running = Atomic<Bool>(true)
     private let listening = Atomic<Bool>(false)
+    /// The connection is up but its last probe did not come back.
+    private let deaf = Atomic<Bool>(false)
+    /// Sends a NOTIFY with the payload given on the store's channel, from another connection.
+    private let probe: (@Sendable (String) throws -> Void)?
+    private let probeInterval: Duration
+    /// This listener's probes: the number of the last one sent, and of the last one back.
+    private let probeSent = Atomic<UInt64>(0), probeHeard = Atomic<UInt64>(0)
+    /// Names this listener's probes among those of every listener on the channel.
+    private let probeName = "usher-probe:" + UUID().uuidString + ":"
     private let session: PGSession
     /// Where the notifications are taken (the store's reading thread).
     private let thread: ThreadExecutor
@@ -119,10 +134,13 @@ final class PGListener: Sendable {
 
     /// `latestSeq`: the statement that reads the newest seq (`PGSQL.latestSeq`); `maxNotes`: the
     /// most notes kept (tests make it small); `thread`: where the notifications are taken.
-    init(_ conninfo: String, channel: String, latestSeq: String, maxNotes: Int = 10_000, on thread: ThreadExecutor) {
+    init(_ conninfo: String, channel: String, latestSeq: String, maxNotes: Int = 10_000, on thread: ThreadExecutor,
+         probe: (@Sendable (String) throws -> Void)? = nil, probeInterval: Duration = .seconds(30)) {
         self.maxNotes = maxNotes
         self.latestSeq = latestSeq
         self.thread = thread
+        self.probe = probe
+        self.probeInterval = probeInterval
         session = PGSession(conninfo, label: "usher.postgres.listen", thread: false) { db throws(StoreError) in
             try db.script("LISTEN \(PGText.identifier(channel))")
         }
@@ -130,7 +148,7 @@ final class PGListener: Sendable {
     }
 
     /// Whether the LISTEN connection is up (else callers poll).
-    var isListening: Bool { listening.load(ordering: .relaxed) }
+    var isListening: Bool { listening.load(ordering: .relaxed) && !deaf.load(ordering: .relaxed) }
 
     var generation: UInt64 { signal.generation }
 
@@ -206,10 +224,14 @@ final class PGListener: Sendable {
                     complete.store(try db.execute(latestSeq, prepare: true).int64(0, 0), ordering: .releasing)
                 }
                 backoff = 0.05
+                probeSent.store(0, ordering: .relaxed)
+                probeHeard.store(0, ordering: .relaxed)
+                deaf.store(false, ordering: .relaxed)
                 listening.store(true, ordering: .relaxed)
                 wake([], all: false)   // look again from the cursor
                 if !thread.submit({ [self] in take() }) { break }
-                handedBack.wait()
+                let interval = Double(probeInterval.components.seconds) + Double(probeInterval.components.attoseconds) / 1e18
+                while handedBack.wait(timeout: .now() + interval) == .timedOut { checkAndProbe() }
             } catch {
                 listening.store(false, ordering: .relaxed)
                 Thread.sleep(forTimeInterval: backoff)
@@ -218,6 +240,38 @@ final class PGListener: Sendable {
         }
         listening.store(false, ordering: .relaxed)
         session.closeHere()
+    }
+
+    /// On the listener's thread, once every `probeInterval` while the reading thread holds the
+    /// connection: whether the last probe came back (deaf or not, waking the waiters when that
+    /// changes: they poll, or wait for NOTIFYs again, and read from the cursor), then the next.
+    private func checkAndProbe() {
+        guard let probe, running.load(ordering: .relaxed) else { return }
+        let sent = probeSent.load(ordering: .acquiring)
+        if sent > 0 {
+            let heard = probeHeard.load(ordering: .acquiring) == sent
+            if deaf.load(ordering: .relaxed) == heard {
+                deaf.store(!heard, ordering: .releasing)
+                wake([], all: false)
+            }
+        }
+        probeSent.store(sent + 1, ordering: .releasing)
+        // A probe that cannot be sent (the server away) is not heard either; the connections
+        // find out the rest themselves.
+        try? probe(probeName + String(sent + 1))
+    }
+
+    /// Takes this listener's probes out of `notified` (noting the newest heard) and every other
+    /// listener's.
+    private func withoutProbes(_ notified: [(channel: String, payload: String)]) -> [(channel: String, payload: String)] {
+        notified.filter { n in
+            guard n.payload.hasPrefix("usher-probe:") else { return true }
+            if n.payload.hasPrefix(probeName), let k = UInt64(n.payload.dropFirst(probeName.count)),
+               k > probeHeard.load(ordering: .relaxed) {
+                probeHeard.store(k, ordering: .releasing)
+            }
+            return false
+        }
     }
 
     /// On the reading thread: takes the notifications that came, and watches the socket for
@@ -233,7 +287,8 @@ final class PGListener: Sendable {
         do {
             // Never connecting here: a new connection is the listener's thread's to make (and
             // to announce, `loop`).
-            let (notified, fd) = try session.runHere(connect: false) { db in (try db.notifications(wait: 0), db.socket) }
+            let (received, fd) = try session.runHere(connect: false) { db in (try db.notifications(wait: 0), db.socket) }
+            let notified = withoutProbes(received)
             if fd < 0 { throw PGSession.closedError }
             if !notified.isEmpty {
                 let notes = notified.compactMap { Note(payload: $0.payload) }

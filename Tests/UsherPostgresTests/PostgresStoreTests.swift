@@ -565,6 +565,48 @@ struct PostgresStoreTests {
         try await named.close()
     }
 
+    /// A LISTEN connection that goes deaf without breaking (here its backend stopped with
+    /// SIGSTOP; a transaction-pooling proxy does the same) is found by its probes: the store
+    /// polls — a message written meanwhile is found within the poll interval — until the probes
+    /// come back, and then it listens again. Probes themselves wake nobody.
+    @Test(.timeLimit(.minutes(1))) func aDeafListenerFallsBackToPollingUntilItHearsAgain() async throws {
+        let (url, _) = try await Self.databaseWatched()
+        let server = try await TestDB.server
+        let database = PostgresTestServer.database(of: url)
+        var options = PostgresStore.Options()
+        options.listenProbeInterval = .milliseconds(150)
+        let store = try await PostgresStore(url: url, options: options)
+        let feeder = try await PostgresStore(url: url + (url.contains("?") ? "&" : "?") + "application_name=feeder")
+        func until(_ condition: () -> Bool) async throws {
+            for _ in 0..<120 where !condition() { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        try await until { store.changeSignal != nil }
+        try await Task.sleep(for: .milliseconds(600))   // probes go and come back
+        let signal = try #require(store.changeSignal, "not listening while its probes come back")
+        let generation = signal.generation
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(signal.generation == generation, "a probe woke the waiters")
+        // The LISTEN connection's backend stops: the connection stays up, and hears nothing.
+        let pid = try #require(Int32(server.psql("SELECT pid FROM pg_stat_activity WHERE datname = '\(database)' "
+                                                 + "AND application_name = 'usher.postgres.listen'", database: database)
+                                        .trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kill(pid, SIGSTOP) == 0)
+        defer { kill(pid, SIGCONT) }
+        try await until { store.changeSignal == nil }
+        #expect(store.changeSignal == nil, "still counted as listening while deaf")
+        let before = try await store.latestSeq()
+        let written = ContinuousClock.now
+        _ = try await customer(feeder, "d", "anyone there?")
+        try await store.waitForChanges(after: before, timeout: .seconds(10))
+        #expect(ContinuousClock.now - written < .seconds(3), "the message was not found by polling")
+        // The backend goes on: the probes come back, and the store listens again.
+        #expect(kill(pid, SIGCONT) == 0)
+        try await until { store.changeSignal != nil }
+        #expect(store.changeSignal != nil, "not listening again once its probes came back")
+        try await feeder.close()
+        try await store.close()
+    }
+
     /// A store dropped without `close()` (a caller that forgot, a test that failed half-way)
     /// closes every connection — the LISTEN one too — and ends its threads.
     @Test func aStoreDroppedWithoutClosingLetsGoOfItsConnections() async throws {

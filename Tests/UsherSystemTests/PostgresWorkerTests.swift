@@ -265,6 +265,43 @@ struct PostgresWorkerTests {
         try await other.close()
     }
 
+    /// A worker whose LISTEN connection goes deaf without breaking (its backend stopped with
+    /// SIGSTOP; a transaction-pooling proxy does the same) still answers within seconds: the
+    /// store's probes find the deafness and it polls. Without them the worker waited for NOTIFYs
+    /// that did not come, and found the message only at its next read from the cursor (ten
+    /// seconds).
+    @Test(.timeLimit(.minutes(1))) func aWorkerWhoseListenerGoesDeafStillAnswers() async throws {
+        let server = try await Self.server
+        let url = try server.createDatabase()
+        let database = PostgresTestServer.database(of: url)
+        let (dir, bot) = try BenchBot.make(prefix: "usher-deaf-test", rules: BenchBot.oneReply)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let feeder = try await PostgresStore(url: url + (url.contains("?") ? "&" : "?") + "application_name=feeder")
+        var storeOptions = PostgresStore.Options()
+        storeOptions.listenProbeInterval = .milliseconds(150)
+        let store = try await PostgresStore(url: url, options: storeOptions)
+        let worker = Worker(store: store, bots: [bot], workerID: "w", options: Worker.Options(), log: Logger(minimum: .error))
+        let running = Task { try await worker.run() }
+        _ = try await feeder.append(NewMessage(id: "m1", conversationID: "c", from: .customer, text: "hi"))
+        try await drain(feeder, bot: bot.id, timeout: .seconds(10))
+        let pid = try #require(Int32(server.psql("SELECT pid FROM pg_stat_activity WHERE datname = '\(database)' "
+                                                 + "AND application_name = 'usher.postgres.listen'", database: database)
+                                        .trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kill(pid, SIGSTOP) == 0)
+        defer { kill(pid, SIGCONT) }
+        try await Task.sleep(for: .milliseconds(800))   // the probes find it deaf
+        let written = ContinuousClock.now
+        _ = try await feeder.append(NewMessage(id: "m2", conversationID: "c", from: .customer, text: "still there?"))
+        try await drain(feeder, bot: bot.id, timeout: .seconds(8))
+        #expect(ContinuousClock.now - written < .seconds(4), "answered after \(ContinuousClock.now - written)")
+        #expect(try await feeder.transcript(conversation: "c").filter { $0.from == .bot }.count == 2)
+        kill(pid, SIGCONT)
+        worker.requestStop()
+        try await running.value
+        try await store.close()
+        try await feeder.close()
+    }
+
     /// TLS: a worker whose store URL asks for it (`sslmode=require`, over TCP) reads, listens and
     /// commits through encrypted connections; and a reply much larger than libpq's buffer comes
     /// whole through a pipeline whose task waits on its thread. (TLS can hold bytes it decrypted
