@@ -35,9 +35,9 @@ enum RunCommand: Command {
                              libpq URL: sslmode=…, host=/socket/dir; the password from
                              PGPASSWORD or ~/.pgpass rather than the URL; a 10 s
                              connect_timeout and 30 s keepalives unless it sets them) — any
-                             number of workers may share one database; or stdio[:STATE.db]: JSON lines in
-                             on stdin (DESIGN.md §5 events), actions out on stdout, state in the
-                             SQLite file; the worker stops when stdin ends
+                             number of workers may share one database; or stdio[:STATE.db]:
+                             JSON lines in on stdin (DESIGN.md §5 events), actions out on
+                             stdout, state in the SQLite file; the worker stops when stdin ends
       --mapping FILE         with postgres: a mapping file naming a helpdesk's own tables,
                              columns and values (docs/mapping.md); default: the native schema
       --metrics ADDR         serve /metrics, /healthz and /readyz on ADDR (127.0.0.1:9464)
