@@ -24,6 +24,8 @@ final class PGListener: Sendable {
     private let listening = Atomic<Bool>(false)
     /// The connection is up but its last probe did not come back.
     private let deaf = Atomic<Bool>(false)
+    /// Held by `wake`: one wake-up at a time.
+    private let waking = Mutex(())
     /// Sends a NOTIFY with the payload given on the store's channel, from another connection.
     private let probe: (@Sendable (String) throws -> Void)?
     private let probeInterval: Duration
@@ -159,14 +161,17 @@ final class PGListener: Sendable {
         return Notified(complete: complete.load(ordering: .acquiring), newest: newest.load(ordering: .acquiring))
     }
 
-    /// Wakes the waiters. Only this listener's thread notifies `signal`, so the generation
-    /// the wake-up makes is the current one plus one. `seqs`: the messages it is for, as far as
-    /// known; `all`: whether that is all of them (else the wake-up counts as one that did not
-    /// say what it was for).
+    /// Wakes the waiters. Only the listener notifies `signal`, one wake-up at a time (the reading
+    /// thread with NOTIFYs, the listener's thread at a connect and when a probe finds the
+    /// connection deaf or hearing again), so the generation a wake-up makes is the current one
+    /// plus one. `seqs`: the messages it is for, as far as known; `all`: whether that is all of
+    /// them (else the wake-up counts as one that did not say what it was for).
     private func wake(_ seqs: [Int64], all: Bool) {
-        if let m = seqs.max(), m > newest.load(ordering: .relaxed) { newest.store(m, ordering: .releasing) }
-        if !all { unknownAt.store(signal.generation &+ 1, ordering: .releasing) }
-        signal.notify()
+        waking.withLock { _ in
+            if let m = seqs.max(), m > newest.load(ordering: .relaxed) { newest.store(m, ordering: .releasing) }
+            if !all { unknownAt.store(signal.generation &+ 1, ordering: .releasing) }
+            signal.notify()
+        }
     }
 
     /// The messages notified above `seq` and not taken, in seq order (nil message: only its seq
