@@ -46,7 +46,9 @@ package enum PGConnInfo {
             let separator = !url.contains("?") ? "?" : (url.hasSuffix("?") || url.hasSuffix("&") ? "" : "&")
             return url + separator + pairs
         }
-        return url + added.map { " \($0.0)=\($0.1)" }.joined()
+        // First: a value at the end of the string may end in a backslash, which would escape a
+        // space after it; a keyword given twice takes its later value, the string's own.
+        return added.map { "\($0.0)=\($0.1) " }.joined() + url
     }
 
     /// The settings `conninfo` gives, by keyword (nil: libpq cannot parse it).

@@ -15,9 +15,10 @@ import UsherStore
 ///
 /// A LISTEN connection can go deaf without breaking: its backend hung, or a connection pooler
 /// that hands each transaction to another server connection. So once every `probeInterval`
-/// the listener sends itself a NOTIFY on the store's other connection (`probe`); one that has
-/// not come back an interval later counts the connection as not listening — the store polls,
-/// and the worker reads without waiting for NOTIFYs — until a probe comes back again.
+/// the listener sends itself a NOTIFY on the store's other connection (`probe`); when the last
+/// two of this connection have not come back (one may have failed to go, or the reading thread
+/// been busy), the connection counts as not listening — the store polls, and the worker reads
+/// without waiting for NOTIFYs — until a probe comes back again.
 final class PGListener: Sendable {
     let signal = ChangeSignal()
     private let running = Atomic<Bool>(true)
@@ -26,11 +27,13 @@ final class PGListener: Sendable {
     private let deaf = Atomic<Bool>(false)
     /// Held by `wake`: one wake-up at a time.
     private let waking = Mutex(())
-    /// Sends a NOTIFY with the payload given on the store's channel, from another connection.
-    private let probe: (@Sendable (String) throws -> Void)?
+    /// Sends a NOTIFY with the payload given on the store's channel, from another connection,
+    /// without waiting for it.
+    private let probe: (@Sendable (String) -> Void)?
     private let probeInterval: Duration
-    /// This listener's probes: the number of the last one sent, and of the last one back.
-    private let probeSent = Atomic<UInt64>(0), probeHeard = Atomic<UInt64>(0)
+    /// This listener's probes, numbered on across connections: the last one sent, the newest
+    /// back, and the last one sent before the current connection listened.
+    private let probeSent = Atomic<UInt64>(0), probeHeard = Atomic<UInt64>(0), probeBaseline = Atomic<UInt64>(0)
     /// Names this listener's probes among those of every listener on the channel.
     private let probeName = "usher-probe:" + UUID().uuidString + ":"
     private let session: PGSession
@@ -137,7 +140,7 @@ final class PGListener: Sendable {
     /// `latestSeq`: the statement that reads the newest seq (`PGSQL.latestSeq`); `maxNotes`: the
     /// most notes kept (tests make it small); `thread`: where the notifications are taken.
     init(_ conninfo: String, channel: String, latestSeq: String, maxNotes: Int = 10_000, on thread: ThreadExecutor,
-         probe: (@Sendable (String) throws -> Void)? = nil, probeInterval: Duration = .seconds(30)) {
+         probe: (@Sendable (String) -> Void)? = nil, probeInterval: Duration = .seconds(15)) {
         self.maxNotes = maxNotes
         self.latestSeq = latestSeq
         self.thread = thread
@@ -229,8 +232,7 @@ final class PGListener: Sendable {
                     complete.store(try db.execute(latestSeq, prepare: true).int64(0, 0), ordering: .releasing)
                 }
                 backoff = 0.05
-                probeSent.store(0, ordering: .relaxed)
-                probeHeard.store(0, ordering: .relaxed)
+                probeBaseline.store(probeSent.load(ordering: .relaxed), ordering: .relaxed)
                 deaf.store(false, ordering: .relaxed)
                 listening.store(true, ordering: .relaxed)
                 wake([], all: false)   // look again from the cursor
@@ -248,22 +250,23 @@ final class PGListener: Sendable {
     }
 
     /// On the listener's thread, once every `probeInterval` while the reading thread holds the
-    /// connection: whether the last probe came back (deaf or not, waking the waiters when that
-    /// changes: they poll, or wait for NOTIFYs again, and read from the cursor), then the next.
+    /// connection: deaf when the last two probes of this connection have not come back, hearing
+    /// again when the last one has (waking the waiters at each change: they poll, or wait for
+    /// NOTIFYs again, and read from the cursor); then the next probe.
     private func checkAndProbe() {
         guard let probe, running.load(ordering: .relaxed) else { return }
-        let sent = probeSent.load(ordering: .acquiring)
-        if sent > 0 {
-            let heard = probeHeard.load(ordering: .acquiring) == sent
-            if deaf.load(ordering: .relaxed) == heard {
-                deaf.store(!heard, ordering: .releasing)
+        let sent = probeSent.load(ordering: .acquiring), heard = probeHeard.load(ordering: .acquiring)
+        if deaf.load(ordering: .relaxed) {
+            if heard >= sent {
+                deaf.store(false, ordering: .releasing)
                 wake([], all: false)
             }
+        } else if sent >= probeBaseline.load(ordering: .relaxed) + 2, heard + 1 < sent {
+            deaf.store(true, ordering: .releasing)
+            wake([], all: false)
         }
         probeSent.store(sent + 1, ordering: .releasing)
-        // A probe that cannot be sent (the server away) is not heard either; the connections
-        // find out the rest themselves.
-        try? probe(probeName + String(sent + 1))
+        probe(probeName + String(sent + 1))
     }
 
     /// Takes this listener's probes out of `notified` (noting the newest heard) and every other

@@ -39,16 +39,9 @@ final class PGSession: @unchecked Sendable {
         return try await executor.run(stopped: Self.closedError) { try self.runHere(body) }
     }
 
-    /// `run` for a caller on a thread of its own (the listener's), which waits for it.
-    func runBlocking<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) throws -> T {
-        guard let executor else { preconditionFailure("PGSession.runBlocking on a session without a thread") }
-        let result = Locked<Result<T, any Error>>(.failure(Self.closedError))
-        let done = DispatchSemaphore(value: 0)
-        guard executor.submit({ result.withLock { $0 = Result { try self.runHere(body) } }; done.signal() }) else {
-            throw Self.closedError
-        }
-        done.wait()
-        return try result.withLock { $0 }.get()
+    /// Runs `body` on the session's thread without waiting for it; what it throws is dropped.
+    func submit(_ body: @escaping @Sendable (PGConnection) throws -> Void) {
+        _ = executor?.submit { _ = try? self.runHere(body) }
     }
 
     /// `run` without leaving the caller's thread: for a session without a thread of its own,

@@ -31,10 +31,10 @@ public final class PostgresStore: ChatStore {
         public var takeNotified = true
         /// The most notified messages kept for claims (`PGListener.maxNotes`).
         var maxNotes = 10_000
-        /// How often the LISTEN connection checks that it hears the channel: a NOTIFY it sends
-        /// itself that has not come back one interval later counts it as deaf, and the store
-        /// polls until one does (`PGListener`).
-        public var listenProbeInterval: Duration = .seconds(30)
+        /// How often the LISTEN connection checks that it hears the channel: when the last two
+        /// NOTIFYs it sent itself have not come back, it counts as deaf, and the store polls
+        /// until one does (`PGListener`).
+        public var listenProbeInterval: Duration = .seconds(15)
         public init() {}
     }
 
@@ -141,7 +141,7 @@ public final class PostgresStore: ChatStore {
         listener = layout.trigger
             ? PGListener(url, channel: channel, latestSeq: sql.latestSeq, maxNotes: options.maxNotes, on: thread,
                          probe: { payload in
-                             try session.runBlocking { db in _ = try db.execute("SELECT pg_notify($1, $2)", [channel, payload], prepare: true) }
+                             session.submit { db in _ = try db.execute("SELECT pg_notify($1, $2)", [channel, payload], prepare: true) }
                          }, probeInterval: options.listenProbeInterval) : nil
     }
 

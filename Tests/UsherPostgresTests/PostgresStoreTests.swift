@@ -801,6 +801,10 @@ struct PostgresStoreTests {
         // Keepalives turned off stay off; a key=value string gets them as pairs.
         let off = try #require(PGConnInfo.options(PGConnInfo.withDefaults("host=h dbname=d keepalives=0", environment: none)))
         #expect(off["keepalives_idle"] == nil && off["keepalives"] == "0" && off["connect_timeout"] == "10")
+        // A string whose last value ends in a backslash keeps that value, and gets them too.
+        let escaped = "host=h password=abc\\"
+        let keptValue = try #require(PGConnInfo.options(PGConnInfo.withDefaults(escaped, environment: none)))
+        #expect(keptValue["password"] == PGConnInfo.options(escaped)?["password"] && keptValue["connect_timeout"] == "10", "\(keptValue)")
         // A service (its file may set them), or a URL libpq cannot read: unchanged.
         #expect(PGConnInfo.withDefaults("postgres:///d?service=chat", environment: none) == "postgres:///d?service=chat")
         #expect(PGConnInfo.withDefaults("postgres:///d", environment: ["PGSERVICE": "chat"]) == "postgres:///d")
