@@ -57,7 +57,7 @@ public enum BenchBot {
         try await task.value
         let left = try await store.pending(bot: bot.id, after: 0, limit: 1)
         precondition(left.isEmpty, "every message committed, none pending")
-        return Double(count) / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+        return Double(count) / d.seconds
     }
 
     /// The commits of one conversation's messages, decided in order from no state (as the worker

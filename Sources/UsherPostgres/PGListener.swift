@@ -23,7 +23,7 @@ final class PGListener: Sendable {
     let signal = ChangeSignal()
     private let running = Atomic<Bool>(true)
     private let listening = Atomic<Bool>(false)
-    /// The connection is up but its last probe did not come back.
+    /// The connection is up but its last two probes did not come back.
     private let deaf = Atomic<Bool>(false)
     /// Held by `wake`: one wake-up at a time.
     private let waking = Mutex(())
@@ -34,8 +34,9 @@ final class PGListener: Sendable {
     /// This listener's probes, numbered on across connections: the last one sent, the newest
     /// back, and the last one sent before the current connection listened.
     private let probeSent = Atomic<UInt64>(0), probeHeard = Atomic<UInt64>(0), probeBaseline = Atomic<UInt64>(0)
-    /// Names this listener's probes among those of every listener on the channel.
-    private let probeName = "usher-probe:" + UUID().uuidString + ":"
+    /// What every probe's payload starts with, and then this listener's own.
+    private static let probePrefix = "usher-probe:"
+    private let probeName = PGListener.probePrefix + UUID().uuidString + ":"
     private let session: PGSession
     /// Where the notifications are taken (the store's reading thread).
     private let thread: ThreadExecutor
@@ -152,7 +153,7 @@ final class PGListener: Sendable {
         startThread(named: "usher-pg-listen") { [self] in loop() }
     }
 
-    /// Whether the LISTEN connection is up (else callers poll).
+    /// Whether the LISTEN connection is up and hears its probes (else callers poll).
     var isListening: Bool { listening.load(ordering: .relaxed) && !deaf.load(ordering: .relaxed) }
 
     var generation: UInt64 { signal.generation }
@@ -237,8 +238,7 @@ final class PGListener: Sendable {
                 listening.store(true, ordering: .relaxed)
                 wake([], all: false)   // look again from the cursor
                 if !thread.submit({ [self] in take() }) { break }
-                let interval = Double(probeInterval.components.seconds) + Double(probeInterval.components.attoseconds) / 1e18
-                while handedBack.wait(timeout: .now() + interval) == .timedOut { checkAndProbe() }
+                while handedBack.wait(timeout: .now() + probeInterval.seconds) == .timedOut { checkAndProbe() }
             } catch {
                 listening.store(false, ordering: .relaxed)
                 Thread.sleep(forTimeInterval: backoff)
@@ -273,7 +273,7 @@ final class PGListener: Sendable {
     /// listener's.
     private func withoutProbes(_ notified: [(channel: String, payload: String)]) -> [(channel: String, payload: String)] {
         notified.filter { n in
-            guard n.payload.hasPrefix("usher-probe:") else { return true }
+            guard n.payload.hasPrefix(Self.probePrefix) else { return true }
             if n.payload.hasPrefix(probeName), let k = UInt64(n.payload.dropFirst(probeName.count)),
                k > probeHeard.load(ordering: .relaxed) {
                 probeHeard.store(k, ordering: .releasing)

@@ -240,7 +240,7 @@ public final class Worker: Sendable {
     }
 
     private func beat() async throws {
-        let until = clock().addingTimeInterval(12 * Self.seconds(options.memberInterval))
+        let until = clock().addingTimeInterval(12 * options.memberInterval.seconds)
         for bot in bots {
             let members = try await retrying(bot, "members") {
                 try await self.store.members(group: Self.membersGroup(bot.id), worker: self.workerID, until: until)
@@ -684,7 +684,7 @@ public final class Worker: Sendable {
         } else {
             decision = Engine.decide(ruleSet, state, m.message, now: m.at)
         }
-        return (decision, Self.seconds(ContinuousClock.now - started))
+        return (decision, (ContinuousClock.now - started).seconds)
     }
 
     /// Decides one conversation's messages in order; stops at the first that cannot commit yet.
@@ -836,10 +836,6 @@ public final class Worker: Sendable {
         guard let a else { return b }
         guard let b else { return a }
         return min(a, b)
-    }
-
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 }
 

@@ -47,7 +47,9 @@ enum Latency {
         let url = server.url(database)
         var storeOptions = PostgresStore.Options()
         storeOptions.takeNotified = takeNotified
-        if let commitSessions { storeOptions.commitSessions = commitSessions }
+        var options = Worker.Options()
+        options.idleWait = .milliseconds(100)
+        setCommitSessions(commitSessions, &storeOptions, &options)
         let workerStore = try await PostgresStore(url: url, options: storeOptions)
         let workerStoreSQL = workerStore.sql
         var feeders: [PostgresStore] = []
@@ -57,9 +59,6 @@ enum Latency {
         let answerer: Answerer
         switch responder {
         case .usher(let bot):
-            var options = Worker.Options()
-            options.idleWait = .milliseconds(100)
-            if let commitSessions { options.writesInFlight = commitSessions }
             let worker = Worker(store: workerStore, bots: [bot], workerID: "bench-latency", options: options, metrics: metrics,
                                 log: Logger(minimum: .error))
             let task = Task {
@@ -137,8 +136,8 @@ enum Latency {
                 return last
             }
         }
-        let offered = Double(total) / max(1e-9, seconds(finished - start))
-        let ran = seconds(finished - start)
+        let offered = Double(total) / max(1e-9, (finished - start).seconds)
+        let ran = (finished - start).seconds
         let deadline = clock.now + .seconds(60)
         while answerer.decided() < total {
             if let why = failure.withLock({ $0 }) { throw BenchError("latency: the worker stopped: \(why)") }

@@ -132,11 +132,6 @@ func contextSwitches() -> Int {
     return Int(u.ru_nvcsw + u.ru_nivcsw)
 }
 
-/// Seconds of a duration.
-func seconds(_ d: Duration) -> Double {
-    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-}
-
 func fmt(_ x: Double, _ digits: Int = 0) -> String {
     let s = String(format: "%.\(digits)f", x)
     guard digits == 0, abs(x) >= 10_000 else { return s }

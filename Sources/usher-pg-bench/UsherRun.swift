@@ -24,10 +24,7 @@ enum UsherRun {
         let url = server.url(database)
         var storeOptions = PostgresStore.Options()
         var options = Worker.Options()
-        if let commitSessions {
-            storeOptions.commitSessions = commitSessions
-            options.writesInFlight = commitSessions
-        }
+        setCommitSessions(commitSessions, &storeOptions, &options)
         var stores: [PostgresStore] = []
         for _ in 0..<count { stores.append(try await PostgresStore(url: url, options: storeOptions)) }
         let metrics = Metrics()
@@ -54,7 +51,7 @@ enum UsherRun {
             if clock.now > deadline { throw BenchError("the workers did not finish the backlog in 600 s (\(done()) done)") }
             try await Task.sleep(for: .milliseconds(5))
         }
-        let elapsed = seconds(clock.now - start)
+        let elapsed = (clock.now - start).seconds
         let cpu = cpuSeconds() - cpuBefore
         let serverCPU = server.serverCPUSeconds() - serverBefore
         for w in workers { w.requestStop() }
@@ -67,4 +64,12 @@ enum UsherRun {
             + (metrics.value("usher_commits_total", ["bot": "bench", "result": "outOfOrder"]) ?? 0))
         return Result(messagesPerSecond: Double(backlog.count) / elapsed, seconds: elapsed, conflicts: conflicts, cpu: cpu, serverCPU: serverCPU)
     }
+}
+
+/// `--commit-sessions N` (nil: the defaults): each worker's commit connections, and the batches
+/// it writes at once, which go together.
+func setCommitSessions(_ n: Int?, _ store: inout PostgresStore.Options, _ worker: inout Worker.Options) {
+    guard let n else { return }
+    store.commitSessions = n
+    worker.writesInFlight = n
 }

@@ -175,7 +175,7 @@ func main() async throws {
     let started = ContinuousClock.now
     let sql = try await Backlog.createHistory(server, count: history, bot: bot)
     print("history: \(fmt(Double(history))) messages answered before the backlog\(history == 0 ? " (--cold: Usher's tables analyzed empty)" : "")"
-          + " (\(fmt(seconds(ContinuousClock.now - started), 1)) s to build)")
+          + " (\(fmt((ContinuousClock.now - started).seconds, 1)) s to build)")
 
     if only == "cost" {
         try await StatementCost.run(server, sql: sql, bot: bot, messages: option("--messages").flatMap(Int.init) ?? (quick ? 1_000 : 4_000),
@@ -216,7 +216,7 @@ func main() async throws {
         }
         let statements = script.text.split(separator: "\n").filter { $0.hasSuffix(";") }.count
         print("backlog: \(fmt(Double(messages))) messages in \(fmt(Double((messages + 3) / 4))) conversations of 4 "
-              + "(\(fmt(seconds(ContinuousClock.now - started), 1)) s to build); pgbench: \(script.batches) batches of "
+              + "(\(fmt((ContinuousClock.now - started).seconds, 1)) s to build); pgbench: \(script.batches) batches of "
               + "\(batchSize), \(statements) statements each + 1 fetch")
 
         for round in 1...rounds {

@@ -118,6 +118,5 @@ enum BareLoop {
 }
 
 extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
     var ms: Double { seconds * 1000 }
 }
