@@ -213,12 +213,12 @@ enum Latency {
 }
 
 /// The floor of the latency part (in every round unless `--no-floor`): the least any responder to these messages must
-/// do, without Usher. One connection LISTENs on the store's channel, on a thread of its own;
-/// on each NOTIFY it reads the inbound messages not answered yet (one round trip: those after
-/// the newest seq it read, less a margin of 64 for messages committed out of seq order), then
-/// writes one reply to each in one statement, its own transaction committed as Usher's are (a
-/// second round trip). No rules, states, leases, done marks or order checks: what is left of
-/// Usher's way from the message to the reply.
+/// do, without Usher. One connection LISTENs on the store's channel, on a thread of its own; on
+/// each wake-up it takes the seqs of the messages notified from the NOTIFY payloads (the
+/// native schema's payload starts with the seq: `PGSchema.trigger`) and writes one reply to each
+/// in one statement, its own transaction committed as Usher's are: one round trip a wake-up,
+/// no read. No rules, states, leases, done marks or order checks: what is left of Usher's way
+/// from the message to the reply (Usher too takes a notified message without reading it).
 final class Floor: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
@@ -246,36 +246,28 @@ final class Floor: @unchecked Sendable {
         if let error = lock.withLock({ error }) { throw error }
     }
 
-    /// $1 the seq to read after, $2 the most to read: the customer messages not answered yet.
-    static let read = """
-        SELECT m.id, m.seq FROM messages AS m
-        WHERE m.seq > $1::int8 AND m.sender_type = 'customer'
-          AND NOT EXISTS (SELECT 1 FROM messages AS r WHERE r.idempotency_key = 'bench:' || m.id || ':0')
-        ORDER BY m.seq LIMIT $2::int8
-        """
-
-    /// $1 the ids of the messages answered (text[]): one reply each.
+    /// $1 the seqs of the messages to answer (int8[]): one reply each.
     static let reply = """
         INSERT INTO messages (id, conversation_id, sender_type, content, created_at, idempotency_key)
         SELECT 'r' || m.id, m.conversation_id, 'bot', 'ok', clock_timestamp(), 'bench:' || m.id || ':0'
-        FROM messages AS m WHERE m.id = ANY($1::text[])
+        FROM messages AS m WHERE m.seq = ANY($1::int8[])
         """
 
+    /// The seq a payload starts with: `[seq, …]`, or the seq alone.
+    static func seq(_ payload: String) -> Int64? {
+        Int64(payload.drop { $0 == "[" }.prefix { $0.isNumber })
+    }
+
     private func loop(_ db: PGConnection) throws {
-        let read = Self.read, reply = Self.reply
-        var newest = Int64(try db.execute("SELECT coalesce(max(seq), 0) FROM messages").int64(0, 0))
+        let reply = Self.reply
         while lock.withLock({ running }) {
-            // Notifications that came during the last statements are read without waiting.
-            if try db.notifications(wait: 0).isEmpty, try db.notifications(wait: 100).isEmpty { continue }
-            let rows = try db.execute(read, [String(max(0, newest - 64)), "512"], prepare: true)
-            if rows.rows == 0 { continue }
-            var ids: [String] = []
-            for i in 0..<rows.rows {
-                ids.append(rows.string(i, 0))
-                newest = max(newest, rows.int64(i, 1))
-            }
-            try db.execute(reply, ["{" + ids.joined(separator: ",") + "}"], prepare: true)
-            lock.withLock { count += ids.count }
+            // Notifications that came during the last statement are taken without waiting.
+            var notes = try db.notifications(wait: 0)
+            if notes.isEmpty { notes = try db.notifications(wait: 100) }
+            let seqs = notes.compactMap { Self.seq($0.payload) }
+            if seqs.isEmpty { continue }
+            try db.execute(reply, ["{" + seqs.map(String.init).joined(separator: ",") + "}"], prepare: true)
+            lock.withLock { count += seqs.count }
         }
     }
 }

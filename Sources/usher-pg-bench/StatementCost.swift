@@ -10,8 +10,7 @@ import UsherRuntime
 ///   size 1): `claimPending`, then the one-round-trip commit in one pipeline, with the store's
 ///   own SQL and values. Each message is the first of its conversation (a backlog in
 ///   conversations of one), so its state is inserted.
-/// - The floor: its read and its reply (`Floor.read`, `Floor.reply`), each its own transaction
-///   as the floor sends them.
+/// - The floor: its reply (`Floor.reply`), its own transaction as the floor sends it.
 /// - Each statement's share: the batch's cost with that statement left out, subtracted from the
 ///   whole.
 ///
@@ -82,23 +81,23 @@ enum StatementCost {
               + "subtracted: \(fmt(median(samples["usher fetch"] ?? []), 0)) and \(fmt(median(samples["floor fetch"] ?? []), 0)) µs)")
         print(label("    usher: claim and commit") + cell(perRound("usher", minus: "usher fetch")))
         for name in statements { print(label("      \(name)") + cell(perRound("usher", minus: "without " + name))) }
-        print(label("    the floor: read and reply") + cell(perRound("floor", minus: "floor fetch")))
+        print(label("    the floor: reply") + cell(perRound("floor", minus: "floor fetch")))
     }
 
-    /// The floor's read and reply of message k (`Floor`), with their values fetched as the
-    /// ceiling's are: read after the seq just below it, at most one row; reply to it.
+    /// The floor's reply to message k (`Floor`: the seq from its NOTIFY, no read), with its value
+    /// fetched as the ceiling's are.
     static func floorScript(_ backlog: Backlog) -> Ceiling.Script {
         let header = """
-            -- usher-pg-bench --only cost: the floor's read and reply of one message.
-            \(Ceiling.counters)SELECT f0_1, f1_1 FROM bench.batches WHERE k = :k \\gset
+            -- usher-pg-bench --only cost: the floor's reply to one message.
+            \(Ceiling.counters)SELECT f0_1 FROM bench.batches WHERE k = :k \\gset
 
             """
         let rows: [[String?]] = (0..<backlog.count).map { i in
             let m = backlog.message(i)
-            return [String(m.seq - 1), Arr.text([m.id])]
+            return ["{\(m.seq)}"]
         }
         return Ceiling.Script(
-            header: header, parts: [Ceiling.Script.part(Floor.read) { "f0_\($0)" }, Ceiling.Script.part(Floor.reply) { "f1_\($0)" }],
-            constants: ["f0_2": "1"], columns: ["f0_1", "f1_1"], rows: rows, batches: backlog.count, messagesPerBatch: 1)
+            header: header, parts: [Ceiling.Script.part(Floor.reply) { "f0_\($0)" }],
+            constants: [:], columns: ["f0_1"], rows: rows, batches: backlog.count, messagesPerBatch: 1)
     }
 }
