@@ -11,14 +11,16 @@ import UsherStore
 ///   statement per table — and `COMMIT`.
 /// - One round trip, first: when every commit says what it expects (`Commit.expectedVersion`,
 ///   `expectedOwner`) and those expectations make every commit `.committed`, the writes are
-///   computed from them and sent at once — the locks, `PGSQL.expectBatch` (which raises unless
-///   the reads would find exactly that), the writes — as one pipeline without `BEGIN`, which
-///   the server runs as one implicit transaction committed at the pipeline's sync point. When
-///   `expectBatch` raises, that transaction is rolled back there and the two round trips
-///   follow.
+///   computed from them and sent at once, as one pipeline without `BEGIN`, which the server
+///   runs as one implicit transaction committed at its sync point. The writes check as they
+///   go: the states are written only at their expected versions, with the order check
+///   (`PGSQL.commitStates`); the conversations' rows, updated, are locked before the agent
+///   check (`PGSQL.expectAgents`); a done mark already there is a unique violation. When a
+///   check raises, that transaction is rolled back there and the two round trips follow.
 ///
-/// A state or done mark created by another worker in the meantime is a unique violation: the
-/// transaction is rolled back and the batch classified again.
+/// A state or done mark created by another worker in the meantime is a unique violation, and
+/// two workers' writes waiting for each other's rows a deadlock: the transaction is rolled back
+/// and the batch classified again, in two round trips.
 struct PGCommit {
     let sql: PGSQL
     let batch: [Commit]
@@ -34,41 +36,43 @@ struct PGCommit {
 
     typealias Statement = (sql: String, params: [String?])
 
-    /// Every statement a commit in one round trip can send — the locks, the check, the writes —
-    /// each of whose parameters is an array: the commit connections prepare them as they connect
-    /// and `PostgresStore.warmUp` runs each once on empty arrays.
+    /// Every statement a commit can send but `BEGIN`, `COMMIT` and the reads, each of whose
+    /// parameters is an array: the commit connections prepare them as they connect and
+    /// `PostgresStore.warmUp` runs each once on empty arrays.
     static func statements(_ sql: PGSQL) -> [String] {
-        [sql.lockStates, sql.lockConversations, sql.expectBatch, sql.openHandoffs, sql.updateConversations,
+        [sql.commitStates, sql.updateConversations, sql.expectAgents, sql.openHandoffs, sql.closeHandoffs,
          sql.insertOutgoing, sql.insertNotifications, sql.insertStates, sql.updateStates, sql.insertProcessed,
-         sql.closeHandoffs].compactMap { $0 }
+         sql.lockStates, sql.lockConversations].compactMap { $0 }
     }
 
     /// The results, and whether the batch went in one round trip. The caller's task waits for
-    /// each reply on `thread` (`PGConnection.pipeline(_:on:)`).
-    func write(_ db: PGConnection, on thread: ThreadExecutor) async throws -> (results: [CommitResult], oneRoundTrip: Bool) {
+    /// each reply on `thread` (`PGConnection.pipeline(_:on:)`). `checkFirst`: straight to the
+    /// two round trips (the batch goes round again after a race: a done mark among its messages
+    /// would fail the one round trip again).
+    func write(_ db: PGConnection, on thread: ThreadExecutor, checkFirst: Bool = false) async throws -> (results: [CommitResult], oneRoundTrip: Bool) {
         do {
             let pairs = Pairs(batch)
-            let reads = readStatements(pairs)
-            if let expected = Found(expecting: batch, pairs) {
-                let (results, writes) = classify(expected, reads, pairs)
-                if !writes.isEmpty, results.allSatisfy({ $0 == .committed }) {
+            if !checkFirst, let expected = Found(expecting: batch, pairs) {
+                let (results, written) = classify(expected, pairs)
+                if !written.commits.isEmpty, results.allSatisfy({ $0 == .committed }) {
                     // One implicit transaction: a pipeline without BEGIN commits at its sync point,
                     // or rolls back there when a statement fails.
                     do {
-                        try await db.pipeline(reads.locks + [expectation(reads, pairs)] + writes, on: thread)
+                        try await db.pipeline(checkedWrites(written, pairs), on: thread)
                         return (results, true)
                     } catch where error.code == "pg-\(PGSQL.batchChanged)" {
                         // Then check first.
                     }
                 }
             }
+            let reads = readStatements(pairs)
             let r = try await db.pipeline([("BEGIN", [])] + reads.statements, on: thread)
-            let (results, writes) = classify(Found(Array(r.dropFirst()), reads, pairs), reads, pairs)
-            try await db.pipeline(writes + [("COMMIT", [])], on: thread)
+            let (results, written) = classify(Found(Array(r.dropFirst()), reads, pairs), pairs)
+            try await db.pipeline(writes(written, pairs) + [("COMMIT", [])], on: thread)
             return (results, false)
         } catch {
             if db.isOK { try? db.script("ROLLBACK") }
-            if PGError.isUniqueViolation(error) { throw Self.race }
+            if PGError.isUniqueViolation(error) || PGError.isDeadlock(error) { throw Self.race }
             throw error
         }
     }
@@ -85,6 +89,11 @@ struct PGCommit {
         /// Array literals several statements send: every commit's bot and message id, every
         /// pair's bot and conversation (built once: they are most of a batch's text).
         var batchBots = "", batchIDs = "", bots = "", conversations = ""
+        /// Each pair's newest inbound seq in the batch.
+        var high: [Int64] = []
+        /// The agent check's conversations and lows (each conversation's oldest inbound seq in
+        /// the batch), as array literals; "{}" when no commit writes a reply or notice.
+        var agentConversations = "{}", agentLows = "{}"
 
         init(_ batch: [Commit]) {
             of.reserveCapacity(batch.count)
@@ -103,62 +112,46 @@ struct PGCommit {
             batchIDs = PGText.array(batch) { $0.inbound.id }
             bots = PGText.array(unique) { $0.bot }
             conversations = PGText.array(unique) { $0.conversation }
+            high = [Int64](repeating: 0, count: unique.count)
+            for i in batch.indices { high[of[i]] = max(high[of[i]], batch[i].inbound.seq) }
+            if batch.contains(where: { !$0.outgoing.isEmpty }) {
+                var low: [String: Int64] = [:]
+                for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
+                let agents = Array(low.keys).sorted()
+                agentConversations = PGText.array(agents)
+                agentLows = PGText.array(agents.map { low[$0]! })
+            }
         }
+
+        /// Whether a commit of the batch writes a reply or notice: then no agent may have
+        /// written after the batch's messages.
+        var agentCheck: Bool { agentConversations != "{}" }
     }
 
-    /// The reads, and what the classification needs to find their results.
+    /// The reads of the two-round-trip commit, and what the classification needs to find their
+    /// results.
     private struct Reads {
         var statements: [Statement] = []
         var agentCheck = false
-        /// The statements among them that take locks (the one-round-trip commit sends these).
-        var locks: [Statement] = []
-        /// The agent check's conversations and lows, as array literals (empty without it).
-        var agentConversations = "{}"
-        var agentLows = "{}"
-        /// Each pair's newest inbound seq in the batch, as an array literal.
-        var high = "{}"
     }
 
     private func readStatements(_ pairs: Pairs) -> Reads {
         var reads = Reads()
         // 1. Done marks. 2. The states, locked until the transaction ends. 3. Earlier inbound
         // messages not done, between each state's watermark and the batch.
-        var high = [Int64](repeating: 0, count: pairs.unique.count)
-        for i in batch.indices { high[pairs.of[i]] = max(high[pairs.of[i]], batch[i].inbound.seq) }
-        reads.high = PGText.array(high)
-        let lockStates: Statement = (sql.lockStates, [pairs.bots, pairs.conversations])
-        reads.locks = [lockStates]
         reads.statements = [
             (sql.processed, [pairs.batchBots, pairs.batchIDs]),
-            lockStates,
-            (sql.undoneBetween, [pairs.bots, pairs.conversations, reads.high]),
+            (sql.lockStates, [pairs.bots, pairs.conversations]),
+            (sql.undoneBetween, [pairs.bots, pairs.conversations, PGText.array(pairs.high)]),
         ]
         // 4. The conversations' rows locked, then the newest agent message after the oldest
         // inbound message of each conversation.
-        if batch.indices.contains(where: { !batch[$0].outgoing.isEmpty }) {
+        if pairs.agentCheck {
             reads.agentCheck = true
-            var low: [String: Int64] = [:]
-            for i in batch.indices { low[batch[i].inbound.conversationID] = min(low[batch[i].inbound.conversationID] ?? .max, batch[i].inbound.seq) }
-            let conversations = Array(low.keys).sorted()
-            reads.agentConversations = PGText.array(conversations)
-            reads.agentLows = PGText.array(conversations.map { low[$0]! })
-            if let lock = sql.lockConversations {
-                reads.statements.append((lock, [reads.agentConversations]))
-                reads.locks.append(reads.statements.last!)
-            }
-            reads.statements.append((sql.agentAfter, [reads.agentConversations, reads.agentLows]))
+            if let lock = sql.lockConversations { reads.statements.append((lock, [pairs.agentConversations])) }
+            reads.statements.append((sql.agentAfter, [pairs.agentConversations, pairs.agentLows]))
         }
         return reads
-    }
-
-    /// `PGSQL.expectBatch` for what `Found(expecting:)` assumed.
-    private func expectation(_ reads: Reads, _ pairs: Pairs) -> Statement {
-        (sql.expectBatch, [
-            pairs.batchBots, pairs.batchIDs, pairs.bots, pairs.conversations,
-            PGText.array(pairs.first.map { Int64(batch[$0].expectedVersion) }), reads.high,
-            PGText.array(batch.map(\.inbound.seq)), reads.agentConversations, reads.agentLows,
-            "{" + pairs.first.map { batch[$0].expectedOwner != nil ? "t" : "f" }.joined(separator: ",") + "}",
-        ])
     }
 
     /// What the reads found: done marks, the states' existence, versions and owners (by pair),
@@ -208,9 +201,22 @@ struct PGCommit {
         }
     }
 
-    /// Classifies the commits in order (later commits see earlier ones) from the reads' results;
-    /// returns the results and the writes of the committed ones (as indices into `batch`).
-    private func classify(_ found: Found, _ reads: Reads, _ pairs: Pairs) -> ([CommitResult], [Statement]) {
+    /// What the committed commits of a batch write.
+    private struct Written {
+        /// The committed commits, as indices into `batch`, in order.
+        var commits: [Int] = []
+        /// Whether an agent wrote after each committed commit's inbound message (its replies are
+        /// not written).
+        var overtaken: [Bool] = []
+        var handoffs = HandoffRounds()
+        /// What the classification started from, by pair: whether the state exists, its version.
+        var exists: [Bool]
+        var version: [Int]
+    }
+
+    /// Classifies the commits in order (later commits see earlier ones) from what the reads found
+    /// (or what the commits expect); returns the results and what the committed ones write.
+    private func classify(_ found: Found, _ pairs: Pairs) -> ([CommitResult], Written) {
         let done = found.done
         let n = pairs.unique.count
         let exists = found.exists, undone = found.undone, agentSeq = found.agentSeq
@@ -220,9 +226,7 @@ struct PGCommit {
         var results: [CommitResult] = []
         results.reserveCapacity(batch.count)
         var doneSeqs = [[Int64]](repeating: [], count: n)
-        var committed: [Int] = []
-        var overtaken: [Bool] = []
-        var handoffs = HandoffRounds()
+        var written = Written(exists: exists, version: version)
         var links = BatchLinks<Int>()   // by pair
         // `batch[i].…` rather than a copy of each commit: copying one retains every string in it.
         for i in batch.indices {
@@ -249,26 +253,51 @@ struct PGCommit {
             }
             results.append(.committed)
             doneSeqs[k].append(seq)
-            committed.append(i)
-            if reads.agentCheck { overtaken.append((agentSeq[batch[i].inbound.conversationID] ?? 0) > seq) } else { overtaken.append(false) }
+            written.commits.append(i)
+            written.overtaken.append(!agentSeq.isEmpty && (agentSeq[batch[i].inbound.conversationID] ?? 0) > seq)
             version[k] = batch[i].state.version
             let before = owner[k]
             let now = batch[i].state.owner
             owner[k] = now
             // The inbox: a handoff opens when the owner becomes `waiting`, ends when it leaves it.
             if now == .waiting, before != .waiting {
-                handoffs.add(.open(i), pairs.unique[k].conversation)
+                written.handoffs.add(.open(i), pairs.unique[k].conversation)
             } else if now != .waiting, before == .waiting {
-                handoffs.add(.close(i), pairs.unique[k].conversation)
+                written.handoffs.add(.close(i), pairs.unique[k].conversation)
             }
         }
-        if committed.isEmpty { return (results, []) }
-        var writes = handoffs.rounds.flatMap(handoffStatements)
-        writes += conversationStatements(committed)
-        writes += outgoingStatements(committed, overtaken)
-        writes += stateStatements(committed, pairs, exists: exists)
-        writes.append(markDone(committed, reason: nil, committed.count == batch.count ? pairs : nil))
-        return (results, writes)
+        return (results, written)
+    }
+
+    /// The writes of the two-round-trip commit, after its reads (the states' rows are locked).
+    private func writes(_ w: Written, _ pairs: Pairs) -> [Statement] {
+        if w.commits.isEmpty { return [] }
+        var out = w.handoffs.rounds.flatMap(handoffStatements)
+        out += conversationStatements(w.commits)
+        out += outgoingStatements(w.commits, w.overtaken)
+        out += stateStatements(w.commits, pairs, exists: w.exists)
+        out.append(markDone(w.commits, reason: nil, w.commits.count == batch.count ? pairs : nil))
+        return out
+    }
+
+    /// The writes of the one-round-trip commit, every commit committed, checking as they go
+    /// (`PGCommit`): the states (at their expected versions, with the order check), the
+    /// conversations' rows (locked from there on), the agent check, then the rest. The states
+    /// and conversations come first, as the two-round-trip commit locks them.
+    private func checkedWrites(_ w: Written, _ pairs: Pairs) -> [Statement] {
+        let states = StateRows(self, w.commits, pairs)
+        precondition(states.pairs.count == pairs.unique.count, "a commit written in one round trip commits every message")
+        var out: [Statement] = [(sql.commitStates, states.params(states.pairs) + [
+            PGText.array(w.version.map(Int64.init)),
+            "{" + w.exists.map { $0 ? "t" : "f" }.joined(separator: ",") + "}",
+            pairs.batchBots, PGText.array(batch.map(\.inbound.seq)),
+        ])]
+        out += conversationStatements(w.commits)
+        if pairs.agentCheck { out.append((sql.expectAgents, [pairs.agentConversations, pairs.agentLows])) }
+        out += w.handoffs.rounds.flatMap(handoffStatements)
+        out += outgoingStatements(w.commits, w.overtaken)
+        out.append(markDone(w.commits, reason: nil, pairs))
+        return out
     }
 
     /// 6. Conversations: the last state of each.
@@ -339,31 +368,53 @@ struct PGCommit {
     /// 9. States: the last of each conversation, with the watermark; new ones inserted, the
     /// others (locked) updated.
     private func stateStatements(_ committed: [Int], _ pairs: Pairs, exists: [Bool]) -> [Statement] {
-        var last = [Int](repeating: -1, count: pairs.unique.count)   // each pair's last commit
-        var watermark = [Int64](repeating: 0, count: pairs.unique.count)
-        var statePairs: [Int] = []
-        for i in committed {
-            let k = pairs.of[i]
-            if last[k] < 0 { statePairs.append(k) }
-            last[k] = i
-            watermark[k] = max(watermark[k], batch[i].inbound.seq)
-        }
+        let states = StateRows(self, committed, pairs)
         var out: [Statement] = []
         for update in [false, true] {
-            let group = statePairs.filter { exists[$0] == update }
+            let group = states.pairs.filter { exists[$0] == update }
             if group.isEmpty { continue }
-            let all = group.count == pairs.unique.count && group.indices.allSatisfy { group[$0] == $0 }
-            out.append((update ? sql.updateStates : sql.insertStates, [
-                all ? pairs.bots : PGText.array(group.lazy.map { pairs.unique[$0].bot }),
-                all ? pairs.conversations : PGText.array(group.lazy.map { pairs.unique[$0].conversation }),
+            out.append((update ? sql.updateStates : sql.insertStates, states.params(group)))
+        }
+        return out
+    }
+
+    /// The states the committed commits write: each pair's last committed state, with its
+    /// watermark (the newest inbound seq committed).
+    private struct StateRows {
+        let commit: PGCommit
+        let all: Pairs
+        /// The pairs written, in batch order.
+        var pairs: [Int] = []
+        var last: [Int]   // each pair's last commit
+        var watermark: [Int64]
+
+        init(_ commit: PGCommit, _ committed: [Int], _ all: Pairs) {
+            self.commit = commit
+            self.all = all
+            last = [Int](repeating: -1, count: all.unique.count)
+            watermark = [Int64](repeating: 0, count: all.unique.count)
+            for i in committed {
+                let k = all.of[i]
+                if last[k] < 0 { pairs.append(k) }
+                last[k] = i
+                watermark[k] = max(watermark[k], commit.batch[i].inbound.seq)
+            }
+        }
+
+        /// The parameters of `PGSQL.insertStates` for the pairs `group`.
+        func params(_ group: [Int]) -> [String?] {
+            let batch = commit.batch
+            let every = group.count == all.unique.count && group.indices.allSatisfy { group[$0] == $0 }
+            return [
+                every ? all.bots : PGText.array(group.lazy.map { all.unique[$0].bot }),
+                every ? all.conversations : PGText.array(group.lazy.map { all.unique[$0].conversation }),
                 PGText.array(group.map { Int64(batch[last[$0]].state.version) }),
                 PGText.array(group.lazy.map { batch[last[$0]].state.owner.rawValue }),
                 PGText.array(group.map { watermark[$0] }),
                 PGText.array(group.lazy.map { PostgresStore.encodeState(batch[last[$0]].state) }),
                 PGText.array(group.lazy.map { batch[last[$0]].ruleSetVersion }),
-            ]))
+            ]
         }
-        return out
     }
 
     /// Handoffs opening and ending, in order, cut into rounds in which each conversation appears

@@ -378,6 +378,9 @@ enum PGError {
 
     /// A unique key was taken by a concurrent transaction.
     static func isUniqueViolation(_ error: StoreError) -> Bool { error.code == "pg-23505" }
+
+    /// Two transactions waited for each other's rows, and the server ended this one.
+    static func isDeadlock(_ error: StoreError) -> Bool { error.code == "pg-40P01" }
 }
 
 /// Text values on their way to PostgreSQL.

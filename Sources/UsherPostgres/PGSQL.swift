@@ -20,7 +20,7 @@ package struct PGSQL: Sendable {
     /// The text of the statement named `name` (the property asking), built by `build` once.
     private func optionalText(_ name: String = #function, _ build: () -> String?) -> String? {
         if let text = built.texts.withLock({ $0[name] }) { return text }
-        // Built outside the lock: a statement may be made of others (`expectBatch`).
+        // Built outside the lock: a statement may be made of others (`commitStates`).
         let text = build()
         built.texts.withLock { $0[name] = text }
         return text
@@ -258,32 +258,52 @@ package struct PGSQL: Sendable {
         """
     } }
 
-    /// The SQLSTATE `expectBatch` raises when a read would not find what the commit expects.
+    /// The SQLSTATE `commitStates` and `expectAgents` raise when the batch is not as its commits expect.
     package static let batchChanged = "UB001"
 
-    /// $1 bots and $2 message ids (one per commit); $3 bots, $4 conversations, $5 versions (0: no
-    /// state) and $6 high (one per conversation: its first commit's expected version, its newest
-    /// inbound seq in the batch); $7 the batch's inbound seqs (one per commit, with $1); $8
-    /// conversations and $9 low (the agent check, empty without replies); $10 whether each
-    /// conversation's state is expected to exist (a state can be at version 0). One statement
-    /// that raises `batchChanged` unless every read of the two-round-trip commit would find what
-    /// a batch of commits all `.committed` expects: no done mark; the states there or not, at
-    /// their expected versions; no inbound message not done below `high` but the same bot's of
-    /// the batch; no agent message after `low`. Sent
-    /// after `lockStates` and `lockConversations` (so its snapshot sees what they waited for),
-    /// before the writes and `COMMIT`, in one pipeline. The reads are those statements'
-    /// own text with their parameters renumbered.
-    package var expectBatch: String { text {
+    /// $1 bots, $2 conversations, $3 versions, $4 owners, $5 last seqs, $6 states, $7 rule-set
+    /// versions (one per conversation, as `insertStates`), $8 the versions expected and $9 whether
+    /// each state is expected to exist (a state can be at version 0); $10 bots and $11 inbound
+    /// seqs (one per commit). The states of a commit written in one round trip (`PGCommit`),
+    /// written on what the commits expect, in one statement that raises `batchChanged` unless
+    /// the two-round-trip commit's reads would have found it so:
+    /// - each expected state is updated only at its expected version — the update locks the row,
+    ///   and one another worker changed meanwhile (committed, or committing: the update waits
+    ///   for it and looks again) is not updated — and every one must be;
+    /// - each new state is inserted (one another worker inserted first is a unique violation:
+    ///   `PGCommit.race`);
+    /// - no inbound message is left undone between each state's watermark and the batch's
+    ///   newest message of its conversation but the same bot's messages of the batch (the
+    ///   per-conversation order check), read from the watermarks as they were before this
+    ///   statement: the parts of one statement do not see each other's writes, and a watermark
+    ///   read here is the one the update then finds, or the update fails.
+    ///
+    /// No done-mark check: a message of the batch another worker marked done is a unique
+    /// violation at `insertProcessed`, at the end of the same transaction.
+    package var commitStates: String { text {
         """
+        WITH w AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[], $5::int8[], $6::text[],
+                                        $7::text[], $8::int4[], $9::bool[]) AS w(b, c, v, o, ls, st, rv, ev, x)),
+        updated AS (
+            UPDATE \(u).bot_state AS s SET version = w.v, owner = w.o, last_seq = greatest(s.last_seq, w.ls), state = w.st,
+                   rule_set_version = w.rv, updated_at = now()
+            FROM w WHERE w.x AND s.bot = w.b AND s.conversation_id = w.c AND s.version = w.ev
+            RETURNING 1),
+        inserted AS (
+            INSERT INTO \(u).bot_state (bot, conversation_id, version, owner, last_seq, state, rule_set_version)
+            SELECT w.b, w.c, w.v, w.o, w.ls, w.st, w.rv FROM w WHERE NOT w.x)
         SELECT \(u).expect_batch(
-            NOT EXISTS (SELECT 1 FROM (\(processed)) AS d)
-            AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::int8[], $10::bool[]) AS e(b, c, v, x)
-                            LEFT JOIN \(u).bot_state AS s ON s.bot = e.b AND s.conversation_id = e.c
-                            WHERE (s.bot IS NOT NULL) <> e.x OR coalesce(s.version, 0) <> e.v)
-            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(undoneBetween, [3, 4, 6]))) AS x(b, c, seq)
-                            WHERE (x.b, x.seq) NOT IN (SELECT * FROM unnest($1::text[], $7::int8[])))
-            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(agentAfter, [8, 9]))) AS a))
+            (SELECT count(*) FROM updated) = (SELECT count(*) FROM w WHERE w.x)
+            AND NOT EXISTS (SELECT 1 FROM (\(Self.renumber(undoneBetween, [1, 2, 5]))) AS x(b, c, seq)
+                            WHERE (x.b, x.seq) NOT IN (SELECT * FROM unnest($10::text[], $11::int8[]))))
         """
+    } }
+
+    /// $1 conversations, $2 low: raises `batchChanged` when an agent wrote after `low` in one of
+    /// them (`agentAfter`). Sent after the conversations' rows are locked (`updateConversations`
+    /// in a commit written in one round trip), so that its snapshot sees what the lock waited for.
+    package var expectAgents: String { text {
+        "SELECT \(u).expect_batch(NOT EXISTS (SELECT 1 FROM (\(agentAfter)) AS a))"
     } }
 
     /// `sql` with its parameter `$n` renamed `$numbers[n - 1]`.

@@ -46,9 +46,10 @@ enum PGSchema {
         "ALTER TABLE \(l.usher).workers ADD COLUMN share_count integer, ADD COLUMN share_index integer, ADD COLUMN safe bigint;"
     }
 
-    /// `PGSQL.expectBatch` calls it with what the commit's reads would find: raising an error
-    /// of its own (SQLSTATE `PGSQL.batchChanged`) aborts the transaction the writes were sent
-    /// in, and the store checks and writes again in two round trips. A function: plain SQL
+    /// `PGSQL.commitStates` and `PGSQL.expectAgents` call it with whether the batch is as its
+    /// commits expect: raising an error of its own (SQLSTATE `PGSQL.batchChanged`) aborts the
+    /// transaction the writes were sent in, and the store checks and writes again in two round
+    /// trips. A function: plain SQL
     /// cannot raise an error of its own choosing.
     static func v3(_ l: PGLayout) -> String {
         """

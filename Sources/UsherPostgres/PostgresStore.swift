@@ -470,12 +470,18 @@ public final class PostgresStore: ChatStore {
         while true {
             attempt += 1
             do {
-                let (results, once) = try await writers.run { db, thread in try await PGCommit(sql: sql, batch: batch).write(db, on: thread) }
+                // After a race, check first: a done mark among the batch's messages would fail
+                // the one round trip again.
+                let checkFirst = attempt > 1
+                let (results, once) = try await writers.run { db, thread in
+                    try await PGCommit(sql: sql, batch: batch).write(db, on: thread, checkFirst: checkFirst)
+                }
                 if once { oneRoundTrip.add(1, ordering: .relaxed) } else { twoRoundTrips.add(1, ordering: .relaxed) }
                 learn(batch, results)
                 return results
             } catch let error as StoreError where PGCommit.lostRace(error) && attempt < 10 {
-                // Another worker created a state or done mark of this batch first: look again.
+                // Another worker created a state or done mark of this batch first, or its
+                // commit and this one waited for each other: look again.
                 continue
             } catch let error as StoreError where PGError.isDataException(error) {
                 // The database refuses something a commit writes (a value too long for a

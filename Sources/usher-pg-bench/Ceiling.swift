@@ -16,11 +16,11 @@ import UsherStore
 ///   `PQprepare` does in the store). Nothing else in the text changes.
 /// - The statements come in the order `Worker.process` and `PGCommit.write` run them for a batch
 ///   of fresh conversations: claimPending (the read of the batch, its states and its claim), then
-///   lockStates, lockConversations, expectBatch, openHandoffs, updateConversations,
-///   insertOutgoing, insertNotifications, insertStates, insertProcessed — in the same round trip
-///   and one implicit transaction: one pipeline (`\startpipeline` … `\endpipeline`, which
-///   commits at its sync point), as `PGConnection.pipeline` sends a batch whose commits find
-///   what they expect (`PGCommit`, one round trip).
+///   commitStates, updateConversations, expectAgents, openHandoffs, insertOutgoing,
+///   insertNotifications, insertProcessed — in the same round trip and one implicit
+///   transaction: one pipeline (`\startpipeline` … `\endpipeline`, which commits at its sync
+///   point), as `PGConnection.pipeline` sends a batch whose commits find what they expect
+///   (`PGCommit`, one round trip).
 /// - The values are built here as `PGCommit` builds them (same array literals, the same
 ///   decisions from the engine, the same JSON for states), one row per batch in
 ///   `bench.batches`, fetched by the script with `\gset` (the only statement the store does not
@@ -69,55 +69,30 @@ struct Ceiling {
         return out
     }
 
-    /// `PGCommit.writeInTransaction` for a batch whose conversations have no state yet, none of
-    /// whose messages is done, with no agent message: every commit is committed.
+    /// `PGCommit`'s commit in one round trip for a batch whose conversations have no state yet,
+    /// none of whose messages is done, with no agent message: every commit is committed.
     private func commitStatements(_ batch: [Commit], _ sql: PGSQL) -> [Statement] {
         struct Pair: Hashable { var bot: String; var conversation: String }
         func pair(_ c: Commit) -> Pair { Pair(bot: c.bot, conversation: c.inbound.conversationID) }
         var seen = Set<Pair>()
         let pairs = batch.map(pair).filter { seen.insert($0).inserted }
-        // One pipeline, one implicit transaction: the locks, the expectation, the writes.
+        // One pipeline, one implicit transaction: the writes, checking as they go.
         var out: [Statement] = [Statement(sql: "\\startpipeline", params: [])]
-        // 1. States, locked. 2. The conversations' rows locked (sorted), when there are replies.
-        out.append(Statement(sql: sql.lockStates, params: [Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation))]))
-        var low: [String: Int64] = [:]
-        if batch.contains(where: { !$0.outgoing.isEmpty }) {
-            for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
-            if let lock = sql.lockConversations { out.append(Statement(sql: lock, params: [Arr.text(low.keys.sorted())])) }
-        }
-        // 3. What the reads must find: no done mark, no state (fresh conversations), nothing
-        // undone below each conversation's newest message but the batch's, no agent message.
-        var high: [Pair: Int64] = [:]
-        for c in batch { high[pair(c)] = max(high[pair(c)] ?? 0, c.inbound.seq) }
-        let agentConversations = low.keys.sorted()
-        out.append(Statement(sql: sql.expectBatch, params: [
-            Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id)),
-            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)), Arr.int(pairs.map { _ in 0 }),
-            Arr.int(pairs.map { high[$0] ?? 0 }), Arr.int(batch.map(\.inbound.seq)),
-            Arr.text(agentConversations), Arr.int(agentConversations.map { low[$0]! }),
-            "{" + pairs.map { _ in "f" }.joined(separator: ",") + "}",
+        // 1. States: new ones (none expected), each pair's last, with the watermark, and the
+        // order check: nothing undone below each conversation's newest message but the batch's.
+        var final: [Pair: (Commit, Int64)] = [:]
+        for c in batch { final[pair(c)] = (c, max(final[pair(c)]?.1 ?? 0, c.inbound.seq)) }
+        out.append(Statement(sql: sql.commitStates, params: [
+            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)),
+            Arr.int(pairs.map { Int64(final[$0]!.0.state.version) }),
+            Arr.text(pairs.map { final[$0]!.0.state.owner.rawValue }),
+            Arr.int(pairs.map { final[$0]!.1 }),
+            Arr.text(pairs.map { json(final[$0]!.0.state) }),
+            Arr.text(pairs.map { final[$0]!.0.ruleSetVersion }),
+            Arr.int(pairs.map { _ in 0 }), "{" + pairs.map { _ in "f" }.joined(separator: ",") + "}",
+            Arr.text(batch.map(\.bot)), Arr.int(batch.map(\.inbound.seq)),
         ]))
-        // 4. Classification: every commit commits; handoffs open as the owner becomes waiting
-        // (one round: a conversation hands off once here).
-        var owner: [Pair: Owner] = [:]
-        var opens: [Commit] = []
-        for c in batch {
-            let p = pair(c)
-            let before = owner[p]
-            owner[p] = c.state.owner
-            if c.state.owner == .waiting, before != .waiting { opens.append(c) }
-        }
-        if !opens.isEmpty {
-            let handoff = opens.map { c in c.notifications.first { $0.isHandoff } }
-            out.append(Statement(sql: sql.openHandoffs, params: [
-                Arr.text(opens.map(\.bot)), Arr.text(opens.map(\.inbound.conversationID)),
-                Arr.text(opens.map { "\($0.bot):\($0.inbound.id):handoff" }), Arr.text(opens.map(\.inbound.id)),
-                Arr.optional(handoff.map { $0?.queue }), Arr.optional(handoff.map { $0?.reason }),
-                Arr.optional(opens.map(\.state.customerName)),
-                Arr.optional(opens.map { c in c.outgoing.first { $0.from == .system }?.ruleID }),
-            ]))
-        }
-        // 5. Conversations: the last state of each.
+        // 2. Conversations: the last state of each (their rows locked from here on).
         if let q = sql.updateConversations {
             var last: [String: ConversationState] = [:]
             var order: [String] = []
@@ -143,7 +118,37 @@ struct Ceiling {
             params.append(Arr.double(order.map { _ in now }))
             out.append(Statement(sql: q, params: params))
         }
-        // 6. Replies and notices. 7. Notifications.
+        // 3. No agent message after each conversation's oldest message of the batch, when there
+        // are replies.
+        if batch.contains(where: { !$0.outgoing.isEmpty }) {
+            var low: [String: Int64] = [:]
+            for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
+            let agentConversations = low.keys.sorted()
+            out.append(Statement(sql: sql.expectAgents, params: [
+                Arr.text(agentConversations), Arr.int(agentConversations.map { low[$0]! }),
+            ]))
+        }
+        // 4. Classification: every commit commits; handoffs open as the owner becomes waiting
+        // (one round: a conversation hands off once here).
+        var owner: [Pair: Owner] = [:]
+        var opens: [Commit] = []
+        for c in batch {
+            let p = pair(c)
+            let before = owner[p]
+            owner[p] = c.state.owner
+            if c.state.owner == .waiting, before != .waiting { opens.append(c) }
+        }
+        if !opens.isEmpty {
+            let handoff = opens.map { c in c.notifications.first { $0.isHandoff } }
+            out.append(Statement(sql: sql.openHandoffs, params: [
+                Arr.text(opens.map(\.bot)), Arr.text(opens.map(\.inbound.conversationID)),
+                Arr.text(opens.map { "\($0.bot):\($0.inbound.id):handoff" }), Arr.text(opens.map(\.inbound.id)),
+                Arr.optional(handoff.map { $0?.queue }), Arr.optional(handoff.map { $0?.reason }),
+                Arr.optional(opens.map(\.state.customerName)),
+                Arr.optional(opens.map { c in c.outgoing.first { $0.from == .system }?.ruleID }),
+            ]))
+        }
+        // 5. Replies and notices. 6. Notifications.
         let outgoing = batch.flatMap(\.outgoing)
         if !outgoing.isEmpty {
             out.append(Statement(sql: sql.insertOutgoing, params: [
@@ -165,17 +170,7 @@ struct Ceiling {
                 Arr.double(notes.map { $0.1.at.timeIntervalSince1970 }),
             ]))
         }
-        // 8. States: new ones, with the watermark. 9. Done marks.
-        var final: [Pair: (Commit, Int64)] = [:]
-        for c in batch { final[pair(c)] = (c, max(final[pair(c)]?.1 ?? 0, c.inbound.seq)) }
-        out.append(Statement(sql: sql.insertStates, params: [
-            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)),
-            Arr.int(pairs.map { Int64(final[$0]!.0.state.version) }),
-            Arr.text(pairs.map { final[$0]!.0.state.owner.rawValue }),
-            Arr.int(pairs.map { final[$0]!.1 }),
-            Arr.text(pairs.map { json(final[$0]!.0.state) }),
-            Arr.text(pairs.map { final[$0]!.0.ruleSetVersion }),
-        ]))
+        // 7. Done marks.
         out.append(Statement(sql: sql.insertProcessed, params: [
             Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id)), Arr.int(batch.map(\.inbound.seq)),
             Arr.text(batch.map(\.inbound.conversationID)), Arr.optional(batch.map { _ in nil }),

@@ -49,8 +49,8 @@ struct Profile {
     }
 
     static let order = ["cursor", "latestSeq", "claimPending", "pending", "claim", "states", "BEGIN", "processed", "lockStates",
-                        "undoneBetween", "lockConversations", "agentAfter", "expectBatch", "openHandoffs", "closeHandoffs", "updateConversations",
-                        "insertOutgoing", "insertNotifications", "insertStates", "updateStates", "insertProcessed",
+                        "undoneBetween", "lockConversations", "agentAfter", "commitStates", "updateConversations", "expectAgents",
+                        "openHandoffs", "closeHandoffs", "insertOutgoing", "insertNotifications", "insertStates", "updateStates", "insertProcessed",
                         "COMMIT", "cursorTarget", "setCursor", "release", "notifications", "(bench: fetch the batch)"]
 
     static func names(_ sql: PGSQL) -> [String: String] {
@@ -58,7 +58,8 @@ struct Profile {
             sql.cursor: "cursor", sql.latestSeq: "latestSeq", sql.pending: "pending", sql.claim: "claim",
             sql.claimPending: "claimPending",
             sql.states: "states", "BEGIN": "BEGIN", "COMMIT": "COMMIT", sql.processed: "processed",
-            sql.lockStates: "lockStates", sql.undoneBetween: "undoneBetween", sql.agentAfter: "agentAfter", sql.expectBatch: "expectBatch",
+            sql.lockStates: "lockStates", sql.undoneBetween: "undoneBetween", sql.agentAfter: "agentAfter", sql.commitStates: "commitStates",
+            sql.expectAgents: "expectAgents",
             sql.openHandoffs: "openHandoffs", sql.closeHandoffs: "closeHandoffs", sql.insertOutgoing: "insertOutgoing",
             sql.insertNotifications: "insertNotifications", sql.insertStates: "insertStates",
             sql.updateStates: "updateStates", sql.insertProcessed: "insertProcessed",
