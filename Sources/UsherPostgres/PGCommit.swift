@@ -14,8 +14,8 @@ import UsherStore
 ///   computed from them and sent at once, as one pipeline without `BEGIN`, which the server
 ///   runs as one implicit transaction committed at its sync point. The writes check as they
 ///   go: the states are written only at their expected versions, with the order check
-///   (`PGSQL.commitStates`); the conversations' rows, updated, are locked before the agent
-///   check (`PGSQL.expectAgents`); a done mark already there is a unique violation. When a
+///   (`PGSQL.commitStates`); the conversations' rows are locked before the agent check
+///   (`PGSQL.expectAgents`); a done mark already there is a unique violation. When a
 ///   check raises, that transaction is rolled back there and the two round trips follow.
 ///
 /// A state or done mark created by another worker in the meantime is a unique violation, and
@@ -28,7 +28,7 @@ struct PGCommit {
     private struct Pair: Hashable { var bot: String; var conversation: String }
 
     /// The error that sends a batch round again: a state or done mark another worker wrote
-    /// first (a unique violation). Transient: should it outlast the store's own retries, the
+    /// first (a unique violation), or a deadlock with another worker's commit. Transient: should it outlast the store's own retries, the
     /// worker retries it with backoff rather than stopping.
     static let race = StoreError("pg-race", "another worker committed part of this batch first", transient: true)
 
@@ -282,16 +282,27 @@ struct PGCommit {
 
     /// The writes of the one-round-trip commit, every commit committed, checking as they go
     /// (`PGCommit`): the states (at their expected versions, with the order check), the
-    /// conversations' rows (locked from there on), the agent check, then the rest. The states
-    /// and conversations come first, as the two-round-trip commit locks them.
+    /// conversations' rows (locked first when there are replies), the agent check, then the
+    /// rest. The states and conversations come first, as the two-round-trip commit locks them.
     private func checkedWrites(_ w: Written, _ pairs: Pairs) -> [Statement] {
         let states = StateRows(self, w.commits, pairs)
         precondition(states.pairs.count == pairs.unique.count, "a commit written in one round trip commits every message")
-        var out: [Statement] = [(sql.commitStates, states.params(states.pairs) + [
-            PGText.array(w.version.map(Int64.init)),
-            "{" + w.exists.map { $0 ? "t" : "f" }.joined(separator: ",") + "}",
+        // The states in the order `lockStates` takes them (bytewise), which the update follows:
+        // two commits sharing rows then wait for one another instead of deadlocking.
+        let sorted = states.pairs.sorted { a, b in
+            let x = pairs.unique[a], y = pairs.unique[b]
+            return x.bot != y.bot ? x.bot.utf8.lexicographicallyPrecedes(y.bot.utf8)
+                : x.conversation.utf8.lexicographicallyPrecedes(y.conversation.utf8)
+        }
+        var out: [Statement] = [(sql.commitStates, states.params(sorted) + [
+            PGText.array(sorted.map { Int64(w.version[$0]) }),
+            "{" + sorted.map { w.exists[$0] ? "t" : "f" }.joined(separator: ",") + "}",
             pairs.batchBots, PGText.array(batch.map(\.inbound.seq)),
         ])]
+        // The conversations' rows locked as the two-round-trip commit locks them (sorted, and
+        // `FOR UPDATE`: the update's own lock would not wait for a helpdesk's insert of an
+        // agent's message that holds the row's key-share lock), before the agent check.
+        if pairs.agentCheck, let lock = sql.lockConversations { out.append((lock, [pairs.agentConversations])) }
         out += conversationStatements(w.commits)
         if pairs.agentCheck { out.append((sql.expectAgents, [pairs.agentConversations, pairs.agentLows])) }
         out += w.handoffs.rounds.flatMap(handoffStatements)

@@ -214,12 +214,13 @@ package struct PGSQL: Sendable {
     } }
 
     /// $1 bots, $2 conversations: the existing states, locked in a fixed order (no deadlocks
-    /// between workers committing overlapping batches).
+    /// between workers committing overlapping batches): bytewise, as `PGCommit` sends the
+    /// states `commitStates` updates.
     package var lockStates: String { text {
         """
         SELECT s.bot, s.conversation_id, s.version, s.owner
         FROM \(u).bot_state AS s JOIN unnest($1::text[], $2::text[]) AS w(b, c) ON s.bot = w.b AND s.conversation_id = w.c
-        ORDER BY s.bot, s.conversation_id FOR UPDATE OF s
+        ORDER BY s.bot COLLATE "C", s.conversation_id COLLATE "C" FOR UPDATE OF s
         """
     } }
 
@@ -300,8 +301,8 @@ package struct PGSQL: Sendable {
     } }
 
     /// $1 conversations, $2 low: raises `batchChanged` when an agent wrote after `low` in one of
-    /// them (`agentAfter`). Sent after the conversations' rows are locked (`updateConversations`
-    /// in a commit written in one round trip), so that its snapshot sees what the lock waited for.
+    /// them (`agentAfter`). Sent after the conversations' rows are locked (`lockConversations`),
+    /// so that its snapshot sees what the lock waited for.
     package var expectAgents: String { text {
         "SELECT \(u).expect_batch(NOT EXISTS (SELECT 1 FROM (\(agentAfter)) AS a))"
     } }
@@ -437,7 +438,8 @@ package struct PGSQL: Sendable {
         """
     } }
 
-    /// Parameters as `insertStates`; the rows are locked by `lockStates`.
+    /// Parameters as `insertStates`; the rows are locked by `lockStates` (the two-round-trip
+    /// commit).
     package var updateStates: String { text {
         """
         UPDATE \(u).bot_state AS s SET version = w.v, owner = w.o, last_seq = greatest(s.last_seq, w.ls), state = w.st,

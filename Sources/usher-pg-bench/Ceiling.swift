@@ -16,7 +16,7 @@ import UsherStore
 ///   `PQprepare` does in the store). Nothing else in the text changes.
 /// - The statements come in the order `Worker.process` and `PGCommit.write` run them for a batch
 ///   of fresh conversations: claimPending (the read of the batch, its states and its claim), then
-///   commitStates, updateConversations, expectAgents, openHandoffs, insertOutgoing,
+///   commitStates, lockConversations, updateConversations, expectAgents, openHandoffs, insertOutgoing,
 ///   insertNotifications, insertProcessed — in the same round trip and one implicit
 ///   transaction: one pipeline (`\startpipeline` … `\endpipeline`, which commits at its sync
 ///   point), as `PGConnection.pipeline` sends a batch whose commits find what they expect
@@ -80,19 +80,30 @@ struct Ceiling {
         var out: [Statement] = [Statement(sql: "\\startpipeline", params: [])]
         // 1. States: new ones (none expected), each pair's last, with the watermark, and the
         // order check: nothing undone below each conversation's newest message but the batch's.
+        // The states sorted bytewise, as PGCommit sends them.
         var final: [Pair: (Commit, Int64)] = [:]
         for c in batch { final[pair(c)] = (c, max(final[pair(c)]?.1 ?? 0, c.inbound.seq)) }
+        let states = pairs.sorted { a, b in
+            a.bot != b.bot ? a.bot.utf8.lexicographicallyPrecedes(b.bot.utf8)
+                : a.conversation.utf8.lexicographicallyPrecedes(b.conversation.utf8)
+        }
         out.append(Statement(sql: sql.commitStates, params: [
-            Arr.text(pairs.map(\.bot)), Arr.text(pairs.map(\.conversation)),
-            Arr.int(pairs.map { Int64(final[$0]!.0.state.version) }),
-            Arr.text(pairs.map { final[$0]!.0.state.owner.rawValue }),
-            Arr.int(pairs.map { final[$0]!.1 }),
-            Arr.text(pairs.map { json(final[$0]!.0.state) }),
-            Arr.text(pairs.map { final[$0]!.0.ruleSetVersion }),
-            Arr.int(pairs.map { _ in 0 }), "{" + pairs.map { _ in "f" }.joined(separator: ",") + "}",
+            Arr.text(states.map(\.bot)), Arr.text(states.map(\.conversation)),
+            Arr.int(states.map { Int64(final[$0]!.0.state.version) }),
+            Arr.text(states.map { final[$0]!.0.state.owner.rawValue }),
+            Arr.int(states.map { final[$0]!.1 }),
+            Arr.text(states.map { json(final[$0]!.0.state) }),
+            Arr.text(states.map { final[$0]!.0.ruleSetVersion }),
+            Arr.int(states.map { _ in 0 }), "{" + states.map { _ in "f" }.joined(separator: ",") + "}",
             Arr.text(batch.map(\.bot)), Arr.int(batch.map(\.inbound.seq)),
         ]))
-        // 2. Conversations: the last state of each (their rows locked from here on).
+        // 2. The conversations' rows locked (sorted), when there are replies.
+        var low: [String: Int64] = [:]
+        if batch.contains(where: { !$0.outgoing.isEmpty }) {
+            for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
+            if let lock = sql.lockConversations { out.append(Statement(sql: lock, params: [Arr.text(low.keys.sorted())])) }
+        }
+        // 3. Conversations: the last state of each.
         if let q = sql.updateConversations {
             var last: [String: ConversationState] = [:]
             var order: [String] = []
@@ -118,17 +129,15 @@ struct Ceiling {
             params.append(Arr.double(order.map { _ in now }))
             out.append(Statement(sql: q, params: params))
         }
-        // 3. No agent message after each conversation's oldest message of the batch, when there
+        // 4. No agent message after each conversation's oldest message of the batch, when there
         // are replies.
-        if batch.contains(where: { !$0.outgoing.isEmpty }) {
-            var low: [String: Int64] = [:]
-            for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
+        if !low.isEmpty {
             let agentConversations = low.keys.sorted()
             out.append(Statement(sql: sql.expectAgents, params: [
                 Arr.text(agentConversations), Arr.int(agentConversations.map { low[$0]! }),
             ]))
         }
-        // 4. Classification: every commit commits; handoffs open as the owner becomes waiting
+        // 5. Classification: every commit commits; handoffs open as the owner becomes waiting
         // (one round: a conversation hands off once here).
         var owner: [Pair: Owner] = [:]
         var opens: [Commit] = []
@@ -148,7 +157,7 @@ struct Ceiling {
                 Arr.optional(opens.map { c in c.outgoing.first { $0.from == .system }?.ruleID }),
             ]))
         }
-        // 5. Replies and notices. 6. Notifications.
+        // 6. Replies and notices. 7. Notifications.
         let outgoing = batch.flatMap(\.outgoing)
         if !outgoing.isEmpty {
             out.append(Statement(sql: sql.insertOutgoing, params: [
@@ -170,7 +179,7 @@ struct Ceiling {
                 Arr.double(notes.map { $0.1.at.timeIntervalSince1970 }),
             ]))
         }
-        // 7. Done marks.
+        // 8. Done marks.
         out.append(Statement(sql: sql.insertProcessed, params: [
             Arr.text(batch.map(\.bot)), Arr.text(batch.map(\.inbound.id)), Arr.int(batch.map(\.inbound.seq)),
             Arr.text(batch.map(\.inbound.conversationID)), Arr.optional(batch.map { _ in nil }),

@@ -119,6 +119,54 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// An agent's message inserted straight into the messages table (as a helpdesk's backend
+    /// may: the conversation row only key-share locked, by the foreign key) and not committed yet
+    /// when a reply in its conversation commits: the commit waits for it, sees it, and writes
+    /// no reply over the agent.
+    @Test func aCommitWaitsForAnAgentsInsertInFlight() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let store = try await PostgresStore(url: url)
+        let f1 = try await customer(store, "f", "one")
+        let agent = try PGConnection(url)
+        try agent.script("BEGIN")
+        try agent.execute("INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('ag', 'f', 'agent', 'mine')")
+        let commit = Task { try await store.commit(batch: [ConformanceSuite.sampleCommit(f1, after: nil, reply: "bot")]) }
+        try await Task.sleep(for: .milliseconds(500))
+        try agent.script("COMMIT")
+        #expect(try await commit.value == [.committed])
+        #expect(try await store.transcript(conversation: "f").map(\.text) == ["one", "mine"], "no reply over the agent")
+        try await store.close()
+    }
+
+    /// Two bots answering in the same two conversations at once, their batches in opposite
+    /// orders, each row write slowed down: the commits lock the shared rows in one order and
+    /// wait for each other, never deadlock (which would cost a second and a retry each time).
+    @Test func twoBotsSharingConversationsDoNotDeadlock() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let one = try await PostgresStore(url: url), two = try await PostgresStore(url: url)
+        let db = try PGConnection(url)
+        let p1 = try await customer(one, "p", "one"), q1 = try await customer(one, "q", "one")
+        // Enough conversations that the updates go through the key, row by row in the order sent.
+        try db.script("""
+            INSERT INTO conversations (id) SELECT 'x' || g FROM generate_series(1, 20000) AS g;
+            ANALYZE conversations;
+            CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.2); RETURN NEW; END $$;
+            CREATE TRIGGER slow BEFORE UPDATE ON conversations FOR EACH ROW EXECUTE FUNCTION slow();
+            """)
+        let other = BotIdentity(id: "other", name: "Other", senderID: "bot:other")
+        async let a = one.commit(batch: [ConformanceSuite.sampleCommit(p1, after: nil, reply: "a"),
+                                         ConformanceSuite.sampleCommit(q1, after: nil, reply: "a")])
+        async let b = two.commit(batch: [ConformanceSuite.sampleCommit(q1, after: nil, reply: "b", bot: other),
+                                         ConformanceSuite.sampleCommit(p1, after: nil, reply: "b", bot: other)])
+        #expect(try await a == [.committed, .committed])
+        #expect(try await b == [.committed, .committed])
+        try await Task.sleep(for: .milliseconds(1_500))   // the statistics are flushed within a second
+        #expect(try db.execute("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()").int(0, 0) == 0)
+        #expect(one.commitRoundTrips == (1, 0) && two.commitRoundTrips == (1, 0))
+        try await one.close()
+        try await two.close()
+    }
+
     /// The one-round-trip guard keeps each bot's order: a message of the batch done for one bot
     /// is still undone for another.
     @Test func aBatchOfTwoBotsKeepsEachBotsOrder() async throws {
