@@ -28,8 +28,9 @@ struct PGCommit {
     private struct Pair: Hashable { var bot: String; var conversation: String }
 
     /// The error that sends a batch round again: a state or done mark another worker wrote
-    /// first (a unique violation), or a deadlock with another worker's commit. Transient: should it outlast the store's own retries, the
-    /// worker retries it with backoff rather than stopping.
+    /// first (a unique violation), or a deadlock with another worker's commit. Transient:
+    /// should it outlast the store's own retries, the worker retries it with backoff rather
+    /// than stopping.
     static let race = StoreError("pg-race", "another worker committed part of this batch first", transient: true)
 
     static func lostRace(_ error: StoreError) -> Bool { error.code == race.code }
@@ -65,9 +66,8 @@ struct PGCommit {
                     }
                 }
             }
-            let reads = readStatements(pairs)
-            let r = try await db.pipeline([("BEGIN", [])] + reads.statements, on: thread)
-            let (results, written) = classify(Found(Array(r.dropFirst()), reads, pairs), pairs)
+            let r = try await db.pipeline([("BEGIN", [])] + reads(pairs), on: thread)
+            let (results, written) = classify(Found(Array(r.dropFirst()), pairs), pairs)
             try await db.pipeline(writes(written, pairs) + [("COMMIT", [])], on: thread)
             return (results, false)
         } catch {
@@ -128,18 +128,11 @@ struct PGCommit {
         var agentCheck: Bool { agentConversations != "{}" }
     }
 
-    /// The reads of the two-round-trip commit, and what the classification needs to find their
-    /// results.
-    private struct Reads {
-        var statements: [Statement] = []
-        var agentCheck = false
-    }
-
-    private func readStatements(_ pairs: Pairs) -> Reads {
-        var reads = Reads()
+    /// The reads of the two-round-trip commit (`Found` takes their results in this order).
+    private func reads(_ pairs: Pairs) -> [Statement] {
         // 1. Done marks. 2. The states, locked until the transaction ends. 3. Earlier inbound
         // messages not done, between each state's watermark and the batch.
-        reads.statements = [
+        var reads: [Statement] = [
             (sql.processed, [pairs.batchBots, pairs.batchIDs]),
             (sql.lockStates, [pairs.bots, pairs.conversations]),
             (sql.undoneBetween, [pairs.bots, pairs.conversations, PGText.array(pairs.high)]),
@@ -147,9 +140,8 @@ struct PGCommit {
         // 4. The conversations' rows locked, then the newest agent message after the oldest
         // inbound message of each conversation.
         if pairs.agentCheck {
-            reads.agentCheck = true
-            if let lock = sql.lockConversations { reads.statements.append((lock, [pairs.agentConversations])) }
-            reads.statements.append((sql.agentAfter, [pairs.agentConversations, pairs.agentLows]))
+            if let lock = sql.lockConversations { reads.append((lock, [pairs.agentConversations])) }
+            reads.append((sql.agentAfter, [pairs.agentConversations, pairs.agentLows]))
         }
         return reads
     }
@@ -165,7 +157,7 @@ struct PGCommit {
         var undone: [[Int64]]
         var agentSeq: [String: Int64] = [:]
 
-        init(_ r: [PGResult], _ reads: Reads, _ pairs: Pairs) {
+        init(_ r: [PGResult], _ pairs: Pairs) {
             for i in 0..<r[0].rows { done.insert(Pair(bot: r[0].string(i, 0), conversation: r[0].string(i, 1))) }
             let n = pairs.unique.count
             exists = [Bool](repeating: false, count: n)
@@ -182,7 +174,7 @@ struct PGCommit {
                 guard let k = pairs.index[Pair(bot: r[2].string(i, 0), conversation: r[2].string(i, 1))] else { continue }
                 undone[k].append(r[2].int64(i, 2))
             }
-            if reads.agentCheck, let agents = r.last {
+            if pairs.agentCheck, let agents = r.last {
                 for i in 0..<agents.rows { agentSeq[agents.string(i, 0)] = agents.int64(i, 1) }
             }
         }
@@ -287,12 +279,10 @@ struct PGCommit {
     private func checkedWrites(_ w: Written, _ pairs: Pairs) -> [Statement] {
         let states = StateRows(self, w.commits, pairs)
         precondition(states.pairs.count == pairs.unique.count, "a commit written in one round trip commits every message")
-        // The states in the order `lockStates` takes them (bytewise), which the update follows:
-        // two commits sharing rows then wait for one another instead of deadlocking.
+        // The states in the order `lockStates` takes them, which the update follows: two
+        // commits sharing rows then wait for one another instead of deadlocking.
         let sorted = states.pairs.sorted { a, b in
-            let x = pairs.unique[a], y = pairs.unique[b]
-            return x.bot != y.bot ? x.bot.utf8.lexicographicallyPrecedes(y.bot.utf8)
-                : x.conversation.utf8.lexicographicallyPrecedes(y.conversation.utf8)
+            PGSQL.lockOrder((pairs.unique[a].bot, pairs.unique[a].conversation), (pairs.unique[b].bot, pairs.unique[b].conversation))
         }
         var out: [Statement] = [(sql.commitStates, states.params(sorted) + [
             PGText.array(sorted.map { Int64(w.version[$0]) }),

@@ -224,6 +224,12 @@ package struct PGSQL: Sendable {
         """
     } }
 
+    /// The order in which `lockStates` locks states (bytewise, `COLLATE "C"`), for the states
+    /// `commitStates` updates: whether state `a` comes before state `b`.
+    package static func lockOrder(_ a: (bot: String, conversation: String), _ b: (bot: String, conversation: String)) -> Bool {
+        a.bot != b.bot ? a.bot.utf8.lexicographicallyPrecedes(b.bot.utf8) : a.conversation.utf8.lexicographicallyPrecedes(b.conversation.utf8)
+    }
+
     /// $1 bots, $2 conversations, $3 high (the newest inbound seq of the batch): inbound messages
     /// not done between the state's watermark and `high` — the per-conversation order check. The
     /// watermark is read here (the row is locked by `lockStates` before), so that both go out in

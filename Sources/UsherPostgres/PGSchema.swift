@@ -49,8 +49,7 @@ enum PGSchema {
     /// `PGSQL.commitStates` and `PGSQL.expectAgents` call it with whether the batch is as its
     /// commits expect: raising an error of its own (SQLSTATE `PGSQL.batchChanged`) aborts the
     /// transaction the writes were sent in, and the store checks and writes again in two round
-    /// trips. A function: plain SQL
-    /// cannot raise an error of its own choosing.
+    /// trips. A function: plain SQL cannot raise an error of its own choosing.
     static func v3(_ l: PGLayout) -> String {
         """
         CREATE FUNCTION \(l.usher).expect_batch(ok boolean) RETURNS void LANGUAGE plpgsql AS $f$

@@ -80,13 +80,10 @@ struct Ceiling {
         var out: [Statement] = [Statement(sql: "\\startpipeline", params: [])]
         // 1. States: new ones (none expected), each pair's last, with the watermark, and the
         // order check: nothing undone below each conversation's newest message but the batch's.
-        // The states sorted bytewise, as PGCommit sends them.
+        // The states in lock order, as PGCommit sends them.
         var final: [Pair: (Commit, Int64)] = [:]
         for c in batch { final[pair(c)] = (c, max(final[pair(c)]?.1 ?? 0, c.inbound.seq)) }
-        let states = pairs.sorted { a, b in
-            a.bot != b.bot ? a.bot.utf8.lexicographicallyPrecedes(b.bot.utf8)
-                : a.conversation.utf8.lexicographicallyPrecedes(b.conversation.utf8)
-        }
+        let states = pairs.sorted { PGSQL.lockOrder(($0.bot, $0.conversation), ($1.bot, $1.conversation)) }
         out.append(Statement(sql: sql.commitStates, params: [
             Arr.text(states.map(\.bot)), Arr.text(states.map(\.conversation)),
             Arr.int(states.map { Int64(final[$0]!.0.state.version) }),
