@@ -29,6 +29,22 @@ enum Latency {
         var clientCPU = 0.0, clientSwitches = 0
         /// The worker's commits that came back other than committed, by result (none for the floor).
         var notCommitted: [String: Int] = [:]
+        /// Over the same time: how many of the machine's cores were busy, and of them the
+        /// server's processes and the writers (pgbench's own process; none with `--feeder store`).
+        var cores = Cores()
+    }
+
+    /// Cores kept busy over a stretch of wall time (CPU seconds ÷ seconds).
+    struct Cores {
+        var machine = 0.0, stolen = 0.0, waiting = 0.0, server = 0.0, responder = 0.0, writers = 0.0
+
+        /// "1.62 of 2 cores busy (server 1.10, responder 0.28, writers 0.08), 0.01 stolen, a task
+        /// waiting for a core 31% of the time" (`waiting`: the share of wall time, PSI's "some")
+        var text: String {
+            "\(fmt(machine, 2)) of \(ProcessInfo.processInfo.activeProcessorCount) cores busy (server \(fmt(server, 2)), "
+                + "responder \(fmt(responder, 2)), writers \(fmt(writers, 2))), \(fmt(stolen, 2)) stolen, "
+                + "a task waiting for a core \(fmt(waiting * 100))% of the time"
+        }
     }
 
     enum Feeder: String { case pgbench, store }
@@ -87,6 +103,9 @@ enum Latency {
         let start = clock.now + .milliseconds(10)
         let finished: ContinuousClock.Instant
         let cpuBefore = cpuSeconds(), switchesBefore = contextSwitches()
+        let machineBefore = machineSeconds(), pressureBefore = cpuPressureSeconds()
+        let serverBefore = server.serverCPUSeconds(), childrenBefore = cpuSeconds(children: true)
+        let timedFrom = clock.now
         switch feeder {
         case .pgbench:
             // Message i (i = n × clients + client) in conversation i mod conversations, written
@@ -158,6 +177,14 @@ enum Latency {
             try await Task.sleep(for: .milliseconds(5))
         }
         let clientCPU = cpuSeconds() - cpuBefore, clientSwitches = contextSwitches() - switchesBefore
+        let timed = max(1e-9, (clock.now - timedFrom).seconds)
+        let machineAfter = machineSeconds()
+        let cores = Cores(machine: (machineAfter.busy - machineBefore.busy) / timed,
+                          stolen: (machineAfter.stolen - machineBefore.stolen) / timed,
+                          waiting: (cpuPressureSeconds() - pressureBefore) / timed,
+                          server: (server.serverCPUSeconds() - serverBefore) / timed,
+                          responder: clientCPU / timed,
+                          writers: (cpuSeconds(children: true) - childrenBefore) / timed)
         // The two halves of the way, for each conversation's first message (whose read wrote
         // the conversation's lease, so the lease's commit time is when it was read): message →
         // read, read → reply; p50, p90, p99 of each. Before the worker stops (it gives the
@@ -201,7 +228,7 @@ enum Latency {
                       clientCPU: clientCPU, clientSwitches: clientSwitches,
                       notCommitted: Dictionary(uniqueKeysWithValues: ["duplicate", "conflict", "outOfOrder"].map {
                           ($0, Int(metrics.value("usher_commits_total", ["bot": "bench", "result": $0]) ?? 0))
-                      }))
+                      }), cores: cores)
     }
 
     /// What the latency run needs of whoever answers: how many messages it answered, and how to

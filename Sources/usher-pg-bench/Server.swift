@@ -125,6 +125,27 @@ func cpuSeconds(children: Bool = false) -> Double {
     return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
 }
 
+/// CPU seconds the whole machine has spent so far (/proc/stat, over all cores): busy (user,
+/// nice, system, irq, softirq; guest time is inside user), and stolen by the hypervisor for
+/// others while this machine's cores had work.
+func machineSeconds() -> (busy: Double, stolen: Double) {
+    guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+          let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return (.nan, .nan) }
+    let t = line.split(separator: " ").dropFirst().map { Double($0) ?? 0 }
+    guard t.count >= 8 else { return (.nan, .nan) }
+    let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return ((t[0] + t[1] + t[2] + t[5] + t[6]) / hz, t[7] / hz)
+}
+
+/// Seconds so far in which some runnable task of this machine waited for a core
+/// (/proc/pressure/cpu, "some"; nan without PSI).
+func cpuPressureSeconds() -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/pressure/cpu", encoding: .utf8),
+          let some = text.split(separator: "\n").first(where: { $0.hasPrefix("some ") }),
+          let total = some.split(separator: " ").first(where: { $0.hasPrefix("total=") }) else { return .nan }
+    return (Double(total.dropFirst(6)) ?? .nan) / 1e6
+}
+
 /// Context switches of this process so far (voluntary and not).
 func contextSwitches() -> Int {
     var u = rusage()

@@ -31,7 +31,8 @@ let usage = """
     --no-take has the latency part's worker read every message, none taken from its NOTIFY
     (PostgresStore.Options.takeNotified off: the comparison);
     each latency round also runs the floor — the least any responder must do (Latency.swift's
-    Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not);
+    Floor) — under the same load, the latency's ceiling on this machine (--no-floor: not); each
+    run's line says how busy the cores were, whose work it was, and how long tasks waited for one;
     --no-ceiling runs the throughput part's workers alone, without pgbench (to compare two builds
     of Usher: their CPU per message, server buffers per message and rate, round by round, in less
     time; no per-statement table, which sets Usher's statements beside pgbench's);
@@ -310,7 +311,8 @@ func main() async throws {
             print("    \(fmt(Double(l.takenFromNotifications))) of the messages taken from their notification without a read; "
                   + "the worker's process \(fmt(l.clientCPU * 1e6 / Double(max(1, l.count)), 1)) µs of CPU and "
                   + "\(fmt(Double(l.clientSwitches) / Double(max(1, l.count)), 1)) context switches a message; commits "
-                  + l.notCommitted.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                  + l.notCommitted.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                  + "; " + l.cores.text)
             if !l.halves.isEmpty {
                 let f = l.halves.split(separator: "\t")
                 if f.count == 3 {
@@ -322,7 +324,7 @@ func main() async throws {
                 floors.append(f)
                 print("    the floor, in the same round (\(fmt(f.offered)) msg/s achieved, \(f.count) replies): commit → commit "
                       + "p50 \(fmt(f.p50, 2)) ms, p99 \(fmt(f.p99, 2)) ms, max \(fmt(f.max, 1)) ms; "
-                      + "its process \(fmt(f.clientCPU * 1e6 / Double(max(1, f.count)), 1)) µs of CPU a message")
+                      + "its process \(fmt(f.clientCPU * 1e6 / Double(max(1, f.count)), 1)) µs of CPU a message; " + f.cores.text)
             }
             if round == 1 || profileAll {
                 // Per group commit: what the worker's statements cost on the server.
