@@ -58,6 +58,12 @@ extension PGLayout {
                                              at: column.keyPath))
             }
         }
+        // The order Usher reads in, compared with int8 parameters: a whole number.
+        if let type = columnsOf[m.messages.table]?[m.messages.seq], !["smallint", "integer", "bigint"].contains(type) {
+            problems.append(m.diagnostic("seq-not-integer", "column '\(m.messages.seq)' of '\(m.messages.table)' is \(type); "
+                                         + "seq needs an increasing integer column (an identity or bigserial column)",
+                                         at: "messages.columns.seq"))
+        }
         if !problems.isEmpty { throw PostgresStore.MappingMismatch(diagnostics: problems) }
         return layout
     }

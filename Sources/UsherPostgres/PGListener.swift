@@ -42,6 +42,10 @@ final class PGListener: Sendable {
     private let thread: ThreadExecutor
     /// Signalled by `thread` when it gives the connection back: it broke, or the store stops.
     private let handedBack = DispatchSemaphore(value: 0)
+    /// Signalled by `stop`: cuts a backoff short.
+    private let stopping = DispatchSemaphore(value: 0)
+    /// Signalled once by the listener's thread as it ends, its connection closed.
+    private let ended = DispatchSemaphore(value: 0)
     /// The socket `thread` watches (-1: none); only touched on `thread`.
     private let watched = Locked<Int32>(-1)
     /// The newest seq in the messages table when the connection started listening: every
@@ -213,12 +217,28 @@ final class PGListener: Sendable {
     /// thread closes it.
     func stop() {
         running.store(false, ordering: .relaxed)
+        stopping.signal()
         if !thread.submit({ [self] in
             let fd = watched.withLock { fd in defer { fd = -1 }; return fd }
             guard fd >= 0 else { return }
             thread.unwatch(fd)
             handedBack.signal()
         }) { handedBack.signal() }
+    }
+
+    /// Returns once the listener's thread has ended (after `stop`): its connection closed, and
+    /// nothing of it left inside libpq or OpenSSL. A process that exits before that races its
+    /// thread against `exit`'s clean-up of OpenSSL, and can crash (seen with SCRAM logins and
+    /// TLS, when a short command ended while the listener was still connecting). A connect in
+    /// progress can hold it for the connect timeout (10 s by default); past `limit` it returns
+    /// all the same, so a stop is never held for good.
+    func waitUntilEnded(limit: Duration = .seconds(15)) async {
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { [ended] in
+                if ended.wait(timeout: .now() + limit.seconds) == .success { ended.signal() }   // for any other waiter
+                k.resume()
+            }
+        }
     }
 
     /// The listener's thread: connects (LISTEN), notes where the notifications start, wakes the
@@ -241,12 +261,13 @@ final class PGListener: Sendable {
                 while handedBack.wait(timeout: .now() + probeInterval.seconds) == .timedOut { checkAndProbe() }
             } catch {
                 listening.store(false, ordering: .relaxed)
-                Thread.sleep(forTimeInterval: backoff)
+                _ = stopping.wait(timeout: .now() + backoff)
                 backoff = min(backoff * 2, 2)
             }
         }
         listening.store(false, ordering: .relaxed)
         session.closeHere()
+        ended.signal()
     }
 
     /// On the listener's thread, once every `probeInterval` while the reading thread holds the

@@ -15,13 +15,17 @@ enum PGMigrator {
         if try db.execute("SELECT to_regnamespace($1) IS NULL", [u]).bool(0, 0) {
             try db.script("CREATE SCHEMA \(u)")
         }
-        try db.script("""
-            CREATE TABLE IF NOT EXISTS \(u).schema_version (
-                version     integer PRIMARY KEY,
-                description text NOT NULL,
-                applied_at  timestamptz NOT NULL DEFAULT now()
-            );
-            """)
+        // Likewise CREATE TABLE IF NOT EXISTS needs CREATE on the schema even when the table is
+        // there: a role that only reads and writes Usher's tables opens the store too.
+        if try db.execute("SELECT to_regclass($1) IS NULL", ["\(u).schema_version"]).bool(0, 0) {
+            try db.script("""
+                CREATE TABLE \(u).schema_version (
+                    version     integer PRIMARY KEY,
+                    description text NOT NULL,
+                    applied_at  timestamptz NOT NULL DEFAULT now()
+                );
+                """)
+        }
         let current = try db.execute("SELECT coalesce(max(version), 0) FROM \(u).schema_version").int(0, 0)
         let migrations = PGSchema.migrations(layout)
         if current > migrations.count {
@@ -38,7 +42,45 @@ enum PGMigrator {
                                [String(i + 1), m.description])
             }
         }
-        if layout.trigger { try db.script(PGSchema.trigger(layout)) }
+        if layout.trigger { try installTrigger(db, layout) }
+    }
+
+    /// Installs the NOTIFY trigger (`PGSchema.trigger`) unless it is there already as this
+    /// build and this mapping make it: its function tagged with a hash of the text, and every
+    /// trigger in place. `CREATE TRIGGER` locks the messages table against inserts (SHARE ROW
+    /// EXCLUSIVE): every worker's start would wait for the helpdesk's writes in flight and hold
+    /// up the next; and it needs the function's ownership, which a second role opening the store
+    /// (`usher send` as the backend's) does not have.
+    static func installTrigger(_ db: PGConnection, _ layout: PGLayout) throws {
+        let sql = PGSchema.trigger(layout)
+        let function = "\(layout.usher).notify_inbound()"
+        // The tag: this text's hash, and the functions' source as installed (a function
+        // replaced since, by hand or by another build, keeps its comment).
+        let tag = "usher trigger " + fingerprint(sql) + " "
+        let installed = """
+            SELECT md5(string_agg(prosrc, '|' ORDER BY proname)) FROM pg_proc
+            WHERE oid IN (to_regprocedure($1), to_regprocedure($2))
+            """
+        let functions = [function, "\(layout.usher).notify_inbound_changed()"]
+        let found = try db.execute("""
+            SELECT obj_description(to_regprocedure($1), 'pg_proc'), (\(installed)),
+                   (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($3) AND NOT tgisinternal
+                      AND tgname IN ('usher_notify_inbound', 'usher_notify_inbound_changed'))
+            """, functions + [layout.messages])
+        if let comment = found.text(0, 0), let source = found.text(0, 1), comment == tag + source,
+           found.int(0, 2) == (layout.isNative ? 2 : 1) { return }
+        try PGSession.transaction(db) {
+            try db.script(sql)
+            let source = try db.execute(installed, functions).text(0, 0) ?? ""
+            try db.script("COMMENT ON FUNCTION \(function) IS \(PGText.literal(tag + source))")
+        }
+    }
+
+    /// A stable hash of `text` (FNV-1a, 64 bits, hex): the same in every process, unlike `Hasher`.
+    static func fingerprint(_ text: String) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        return String(h, radix: 16)
     }
 
 }

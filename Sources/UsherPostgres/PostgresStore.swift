@@ -641,6 +641,7 @@ public final class PostgresStore: ChatStore {
         await session.close()
         await writers.close()
         await reader.close()
+        await listener?.waitUntilEnded()
     }
 
     /// A row of `PGLayout.messageColumns`.

@@ -98,11 +98,10 @@ enum ChatCommand: Command {
             return .ok
         }
         worker?.requestStop()
-        if let running {
-            let done = DispatchSemaphore(value: 0)
-            Task.detached { _ = try? await running.value; try? await store.close(); done.signal() }
-            done.wait()
-        }
+        // The worker first, then the store: see `blocking(closing:)` for why it must be closed.
+        let done = DispatchSemaphore(value: 0)
+        Task.detached { _ = try? await running?.value; try? await store.close(); done.signal() }
+        done.wait()
         return code
     }
 

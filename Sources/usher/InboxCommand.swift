@@ -29,7 +29,7 @@ enum InboxCommand: Command {
         let format = try a.choice("--format", ["text", "json"], default: "text")
         let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"))
         let bot = a.value("--bot") ?? "support"
-        return blocking {
+        return blocking(closing: store) {
             let entries = try await store.inbox(bot: bot)
             let now = Date()
             if format == "json" {

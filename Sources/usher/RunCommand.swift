@@ -36,8 +36,11 @@ enum RunCommand: Command {
                              PGPASSWORD or ~/.pgpass rather than the URL; a 10 s
                              connect_timeout and 30 s keepalives unless it sets them) — any
                              number of workers may share one database; or stdio[:STATE.db]:
-                             JSON lines in on stdin (DESIGN.md §5 events), actions out on
-                             stdout, state in the SQLite file; the worker stops when stdin ends
+                             JSON lines in on stdin (docs/store-sqlite.md), actions out on
+                             stdout, state in the SQLite file; the worker stops when stdin ends.
+                             A PostgreSQL server not up yet (refused, no socket, starting,
+                             timed out, host not found) is waited for: store-unreachable is
+                             logged and the open tried again every 0.5-5 s until SIGTERM
       --mapping FILE         with postgres: a mapping file naming a helpdesk's own tables,
                              columns and values (docs/mapping.md); default: the native schema
       --metrics ADDR         serve /metrics, /healthz and /readyz on ADDR (127.0.0.1:9464)
@@ -91,7 +94,7 @@ enum RunCommand: Command {
         let ids = bots.map(\.id)
         if Set(ids).count != ids.count { throw UsageError("the same bot is named twice: \(ids.joined(separator: ", "))") }
         let url = a.value("--store") ?? StoreURL.default
-        let store = try StoreURL.open(url, mapping: a.value("--mapping"))
+        guard let store = try Self.open(url, mapping: a.value("--mapping"), log: log) else { return .ok }
         let worker = Worker(store: store, bots: bots, workerID: a.value("--worker-id") ?? "worker-\(getpid())",
                             options: options, log: log)
         var server: HTTPServer?
@@ -101,6 +104,7 @@ enum RunCommand: Command {
                 log.info("metrics-listening", ["address": server!.address])
             } catch {
                 Terminal.err("usher run: \(error.message)\n")
+                _ = blocking(closing: store) { .failure }
                 return .failure
             }
         }
@@ -162,6 +166,28 @@ enum RunCommand: Command {
     }
 }
 
+extension RunCommand {
+    /// Opens the store. A PostgreSQL server that is not up yet (the worker and the database
+    /// started together) is waited for, the open tried again every 0.5–5 s; nil when SIGTERM
+    /// or SIGINT came meanwhile. A wrong password, a database or role that does not exist, a
+    /// mapping that does not match: thrown at once.
+    static func open(_ url: String, mapping: String?, log: Logger) throws(UsageError) -> (any ChatStore)? {
+        var delay = 0.5
+        while true {
+            do {
+                return try StoreURL.open(url, mapping: mapping)
+            } catch where error.isFailure && StoreURL.isUnreachable(error.message) {
+                log.warning("store-unreachable", ["store": StoreURL.redacted(url), "error": error.message, "retry_in": "\(delay)s"])
+                if let sig = SignalThread.wait(seconds: delay) {
+                    log.info("signal", ["signal": sig == SIGTERM ? "TERM" : "INT", "note": "stopped before the store opened"])
+                    return nil
+                }
+                delay = min(delay * 2, 5)
+            }
+        }
+    }
+}
+
 /// The worker task's result, handed to the main thread.
 final class Outcome: @unchecked Sendable {
     // @unchecked: written once by the worker task before it signals the semaphore the main
@@ -186,6 +212,21 @@ enum SignalThread {
     static func block() {
         var s = set()
         pthread_sigmask(SIG_BLOCK, &s, nil)
+    }
+
+    /// Waits up to `seconds` for SIGTERM or SIGINT (before `start`; SIGHUP is let pass): the
+    /// signal, or nil.
+    static func wait(seconds: Double) -> Int32? {
+        block()
+        var s = set()
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            let left = deadline - ContinuousClock.now
+            var timeout = timespec(tv_sec: Int(left.components.seconds), tv_nsec: Int(left.components.attoseconds / 1_000_000_000))
+            let sig = sigtimedwait(&s, nil, &timeout)
+            if sig == SIGTERM || sig == SIGINT { return sig }
+        }
+        return nil
     }
 
     static func start(_ handle: @escaping @Sendable (Int32) -> Void) {

@@ -48,7 +48,7 @@ enum SendCommand: Command {
                                  channel: a.value("--channel"), locale: a.value("--locale"))
         let wait = a.flag("--wait")
         let bot = a.value("--bot") ?? "support"
-        return blocking {
+        return blocking(closing: store) {
             let stored = try await store.append(message)
             Terminal.out(close ? "closed \(conversation)\n" : "sent \(stored.id) to \(conversation) (seq \(stored.seq))\n")
             guard wait else { return .ok }
@@ -97,8 +97,12 @@ enum SendCommand: Command {
     }
 }
 
-/// Runs async work from a synchronous command; store failures become exit status 1.
-func blocking(_ body: @escaping @Sendable () async throws -> ExitCode) -> ExitCode {
+/// Runs async work from a synchronous command; store failures become exit status 1. `closing`:
+/// a store closed once the work is done, failed or not, before the command returns — its
+/// threads (PostgreSQL's LISTEN and reading threads, inside libpq and OpenSSL) must be gone
+/// before the process exits, or `exit`'s clean-up of OpenSSL races them (a crash after the
+/// work was done, and a non-zero status that would make a script send again).
+func blocking(closing store: (any ChatStore)? = nil, _ body: @escaping @Sendable () async throws -> ExitCode) -> ExitCode {
     let done = DispatchSemaphore(value: 0)
     let result = ResultBox()
     Task.detached {
@@ -106,6 +110,7 @@ func blocking(_ body: @escaping @Sendable () async throws -> ExitCode) -> ExitCo
             Terminal.err("usher: \(error)\n")
             result.code = .failure
         }
+        if let store { try? await store.close() }
         done.signal()
     }
     done.wait()

@@ -51,26 +51,78 @@ enum StoreURL {
         }
         done.wait()
         guard let store = box.store else {
-            throw UsageError.failure("cannot open \(redacted(url)): \(box.error ?? "unknown error")")
+            // The store's own message may quote the URL (SQLite's, naming an unknown option).
+            let why = (box.error ?? "unknown error").replacingOccurrences(of: url, with: redacted(url))
+            throw UsageError.failure("cannot open \(redacted(url)): \(why)")
         }
         return store
     }
 
-    /// The URL without a password (in the user part or a `password=` parameter), for
-    /// messages and logs.
+    /// Whether an open failed because a PostgreSQL server is not there yet — refused, its socket
+    /// missing, starting up or shutting down, timed out, its host name not found yet — rather
+    /// than for a reason waiting does not mend (a password, a database, a mapping).
+    static func isUnreachable(_ message: String) -> Bool {
+        let m = message.lowercased()
+        return m.contains("cannot connect to postgresql") && [
+            "connection refused", "no such file or directory", "timeout expired", "the database system is starting up",
+            "the database system is shutting down", "the database system is not yet accepting connections",
+            "could not translate host name", "network is unreachable", "no route to host",
+            "server closed the connection unexpectedly",
+        ].contains { m.contains($0) }
+    }
+
+    /// The URL without its secrets — the user part's password, `password=` and `sslpassword=`
+    /// (in the query, or in text that is not a URL at all) — for messages and logs.
     static func redacted(_ url: String) -> String {
         var out = url
-        if let at = out.firstIndex(of: "@"), let scheme = out.range(of: "://"), scheme.upperBound < at,
-           let colon = out[scheme.upperBound..<at].firstIndex(of: ":") {
-            out = String(out[..<colon]) + ":***" + String(out[at...])
-        }
-        if let query = out.firstIndex(of: "?") {
-            let parameters = out[out.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { p in
-                p.lowercased().hasPrefix("password=") ? "password=***" : String(p)
+        // The password of the user info: after its first ':', up to the last '@' of the
+        // authority (a password may hold an '@' that was not percent-encoded).
+        if let scheme = out.range(of: "://") {
+            let authorityEnd = out[scheme.upperBound...].firstIndex { $0 == "/" || $0 == "?" } ?? out.endIndex
+            if let at = out[scheme.upperBound..<authorityEnd].lastIndex(of: "@"),
+               let colon = out[scheme.upperBound..<at].firstIndex(of: ":") {
+                out = String(out[..<colon]) + ":***" + String(out[at...])
             }
-            out = String(out[...query]) + parameters.joined(separator: "&")
         }
-        return out
+        // `password=` and `sslpassword=` (a client key's passphrase), in a URL's query or in
+        // keyword=value text, the key kept as written: each at the start or after '?', '&' or a
+        // space, its value up to the next '&' or space, or quoted as libpq quotes keyword values.
+        let c = Array(out)
+        var masked = ""
+        var i = 0
+        while i < c.count {
+            if i == 0 || c[i - 1] == "?" || c[i - 1] == "&" || c[i - 1].isWhitespace, let valueStart = secretValue(c, at: i) {
+                masked += String(c[i..<valueStart]) + "***"
+                var j = valueStart
+                if j < c.count, c[j] == "'" {
+                    j += 1
+                    while j < c.count, c[j] != "'" { j += c[j] == "\\" ? 2 : 1 }
+                    j = min(j + 1, c.count)
+                } else {
+                    while j < c.count, c[j] != "&", !c[j].isWhitespace { j += 1 }
+                }
+                i = j
+            } else {
+                masked.append(c[i])
+                i += 1
+            }
+        }
+        return masked
+    }
+
+    /// Where the value starts when a secret's key (`password` or `sslpassword`, any case) and
+    /// its '=' stand at `i`; else nil.
+    private static func secretValue(_ c: [Character], at i: Int) -> Int? {
+        for key in ["sslpassword", "password"] where c.count - i >= key.count
+            && String(c[i..<i + key.count]).lowercased() == key {
+            var j = i + key.count
+            while j < c.count, c[j] == " " { j += 1 }
+            guard j < c.count, c[j] == "=" else { return nil }
+            j += 1
+            while j < c.count, c[j] == " " { j += 1 }
+            return j
+        }
+        return nil
     }
 }
 

@@ -138,6 +138,47 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A store opened on a database whose schema and NOTIFY trigger are already as this build
+    /// makes them runs no DDL: it opens while a helpdesk's insert is in flight (CREATE TRIGGER
+    /// would wait for it, and hold up the inserts behind it), and a role that may only read and
+    /// write Usher's tables opens it too. A changed trigger (another mapping, another build) is
+    /// installed again.
+    @Test func anUpToDateSchemaOpensWithoutDDL() async throws {
+        let url = try await TestDB.server.createDatabase()
+        try await PostgresStore(url: url).close()
+        let writer = try PGConnection(url)
+        try writer.script("BEGIN")
+        try writer.execute("INSERT INTO conversations (id) VALUES ('w')")
+        try writer.execute("INSERT INTO messages (id, conversation_id, sender_type, content) VALUES ('w1', 'w', 'customer', 'hi')")
+        let finished = Locked(false)
+        let opened = Task {
+            try await PostgresStore(url: url).close()
+            finished.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now + .seconds(3)
+        while !finished.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let openedMeanwhile = finished.withLock { $0 }
+        try writer.script("COMMIT")
+        try await opened.value
+        #expect(openedMeanwhile, "the store opened only once the insert in flight had committed")
+        // A role with rights on Usher's tables and the messages, and none to create anything.
+        let database = PostgresTestServer.database(of: url)
+        let role = "teller_" + database
+        _ = try await TestDB.server.psql("""
+            CREATE ROLE \(role) LOGIN;
+            GRANT USAGE ON SCHEMA usher TO \(role);
+            GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA usher TO \(role);
+            GRANT SELECT, INSERT, UPDATE ON conversations, messages TO \(role);
+            """, database: database)
+        let teller = try await PostgresStore(url: url.replacingOccurrences(of: "user=\(await TestDB.server.user)", with: "user=\(role)"))
+        _ = try await customer(teller, "t", "from a role that creates nothing")
+        try await teller.close()
+        // Another trigger than the installed one (an older build's, say) is replaced.
+        try writer.script("CREATE OR REPLACE FUNCTION usher.notify_inbound() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN RETURN NULL; END $f$")
+        try await PostgresStore(url: url).close()
+        #expect(try writer.execute("SELECT prosrc FROM pg_proc WHERE proname = 'notify_inbound'").text(0, 0)?.contains("pg_notify") == true)
+    }
+
     /// Two bots answering in the same two conversations at once, their batches in opposite
     /// orders, each row write slowed down: the commits lock the shared rows in one order and
     /// wait for each other, never deadlock (which would cost a second and a retry each time).
@@ -771,7 +812,8 @@ struct PostgresStoreTests {
     }
 
     /// A mapping naming a column the table does not have: the store refuses to start and says
-    /// where in the mapping file, with the columns the table has.
+    /// where in the mapping file, with the columns the table has; a `seq` that is not a whole
+    /// number is named there too (the reads would fail at every try instead).
     @Test func aMappingThatDoesNotMatchTheDatabase() async throws {
         let url = try await TestDB.server.createDatabase()
         _ = try await PostgresStore(url: url)   // the native tables
@@ -785,7 +827,7 @@ struct PostgresStoreTests {
         messages:
           table: messages
           columns:
-            seq: seq
+            seq: id
             conversation_id: conversation_id
             sender_type: sender_type
             content: body
@@ -801,6 +843,8 @@ struct PostgresStoreTests {
                 "helpdesk.yaml:6:14: error: [missing-column] table 'conversations' has no column 'chanel'; did you mean 'channel'?",
                 "helpdesk.yaml:13:14: error: [missing-column] table 'messages' has no column 'body'; it has: content, "
                     + "conversation_id, created_at, id, idempotency_key, kind, rule_id, sender_id, sender_name, sender_type, seq",
+                "helpdesk.yaml:10:10: error: [seq-not-integer] column 'id' of 'messages' is text; "
+                    + "seq needs an increasing integer column (an identity or bigserial column)",
             ])
         }
     }
@@ -971,6 +1015,14 @@ struct PostgresStoreTests {
         try backend.script(PGSchema.inboundIndex(.native, concurrently: true))
         #expect(try backend.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_inbound'").int(0, 0) == 1)
         try await store.close()
+        // `usher send` and `usher chat` as the worker's role, with the two grants the docs add
+        // for them: a new conversation, then a message that names its channel and locale.
+        try backend.script("GRANT INSERT, UPDATE (channel, locale) ON conversations TO usher_worker")
+        let sender = try await PostgresStore(url: asWorker)
+        _ = try await sender.append(NewMessage(conversationID: "s", from: .customer, text: "first"))
+        _ = try await sender.append(NewMessage(conversationID: "s", from: .customer, text: "again", channel: "web", locale: "en"))
+        #expect(try backend.execute("SELECT channel || ' ' || locale FROM conversations WHERE id = 's'").text(0, 0) == "web en")
+        try await sender.close()
     }
 
     /// Each NOTIFY names its message's seq, and `notified(since:)` reports the newest, with the

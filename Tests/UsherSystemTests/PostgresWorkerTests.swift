@@ -81,6 +81,42 @@ struct PostgresWorkerTests {
         try await store.close()
     }
 
+    /// A worker started before its database (both started together, by compose or systemd):
+    /// it logs `store-unreachable` and waits, opens once the server is up, and answers. SIGTERM
+    /// while it waits ends it at once with status 0. A password that is wrong is not waited for.
+    @Test(.timeLimit(.minutes(2))) func aWorkerWaitsForItsDatabaseToStart() async throws {
+        let server = try PostgresTestServer()
+        defer { try? server.stop(mode: "immediate") }
+        let url = try await server.createDatabase()
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try server.stop()
+        let worker = try WorkerProcess(bot: scratch.bot, store: url)
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(worker.process.isRunning, "the worker waits for the server")
+        try server.start()
+        let store = try await PostgresStore(url: url)
+        _ = try await store.append(NewMessage(conversationID: "early", from: .customer, text: "hello"))
+        try await drain(store, bot: "crash", timeout: .seconds(30))
+        #expect(try await store.transcript(conversation: "early").contains { $0.from == .bot })
+        let (status, _) = worker.terminate()
+        let log = String(decoding: worker.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(status == 0)
+        #expect(log.contains("event=store-unreachable"), "\(log)")
+        try await store.close()
+
+        try server.stop()
+        let waiting = try WorkerProcess(bot: scratch.bot, store: url)
+        try await Task.sleep(for: .seconds(1))
+        let (stopped, seconds) = waiting.terminate()
+        #expect(stopped == 0 && seconds < 3, "SIGTERM while waiting: status \(stopped) after \(seconds) s")
+
+        try server.start()
+        let wrong = try WorkerProcess(bot: scratch.bot, store: url.replacingOccurrences(of: "user=\(server.user)", with: "user=nobody_here"))
+        wrong.process.waitUntilExit()
+        #expect(wrong.process.terminationStatus == 1, "a role that does not exist is not waited for")
+    }
+
     /// The seed's race at scale: after three messages each, 200 conversations get their 4th
     /// and 5th customer message at the same moment from two connections while four workers
     /// run: exactly one handoff (one notice, one notification) per conversation.
@@ -372,6 +408,25 @@ struct PostgresWorkerTests {
         try await running.value
         try await store.close()
         try await feeder.close()
+
+        // One-off commands over TLS with a SCRAM login end with status 0: their store waits for
+        // its listener's thread to close its connection before the process exits. It did not,
+        // and the thread, still connecting, raced OpenSSL's clean-up at exit: a crash (status
+        // 139) after the message was written, in about one run in six — a script that sends
+        // again on failure would have sent it twice.
+        _ = try server.psql("CREATE ROLE teller LOGIN SUPERUSER PASSWORD 'tls-secret'")
+        let hba = server.directory + "/data/pg_hba.conf"
+        let rules = try String(contentsOfFile: hba, encoding: .utf8)
+        try ("hostssl all teller 127.0.0.1/32 scram-sha-256\n" + rules).write(toFile: hba, atomically: false, encoding: .utf8)
+        _ = try server.psql("SELECT pg_reload_conf()")
+        let teller = "postgresql://teller:tls-secret@127.0.0.1:\(port)/\(database)?sslmode=require"
+        for k in 0..<12 {
+            let (sent, sendOutput) = try runUsher(["send", "--store", teller, "--conversation", "one-off", "hi \(k)"], stdout: true)
+            #expect(sent == 0 && sendOutput.hasPrefix("sent "), "send \(k): status \(sent)\n\(sendOutput)")
+            let (listed, inboxOutput) = try runUsher(["inbox", "--store", teller], stdout: true)
+            #expect(listed == 0, "inbox \(k): status \(listed)\n\(inboxOutput)")
+        }
+        #expect(try check.execute("SELECT count(*) FROM messages WHERE conversation_id = 'one-off'").int64(0, 0) == 12)
     }
 
     /// `warmUp` connects the reading and commit sessions and runs every commit statement once
@@ -487,20 +542,36 @@ struct PostgresWorkerTests {
 /// Passwords in a store URL never reach the output.
 @Suite("Store URL secrets")
 struct StoreURLSecretTests {
+    /// A worker whose server is not there waits for it, and its log says so without the
+    /// password; SIGTERM ends the wait with status 0.
     @Test func passwordsAreNotPrinted() throws {
-        let p = Process()
-        p.executableURL = try usherBinary()
-        p.arguments = ["run", repoRoot.appendingPathComponent("bots/support").path, "--store",
-                       "postgresql://usher:hunter2@/chat?host=/nonexistent-usher-socket&password=swordfish&connect_timeout=2"]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 1, "a store that cannot be opened: exit 1")
-        #expect(text.contains("cannot open postgresql://usher:***@/chat?host=/nonexistent-usher-socket&password=***"), "\(text)")
+        let (status, text) = try runUsher(["run", repoRoot.appendingPathComponent("bots/support").path, "--store",
+                                           "postgresql://usher:hunter2@/chat?host=/nonexistent-usher-socket&password=swordfish&connect_timeout=2"],
+                                          stopAfter: .milliseconds(1500))
+        #expect(status == 0, "stopped while waiting for the server: \(text)")
+        #expect(text.contains("event=store-unreachable store=\"postgresql://usher:***@/chat?host=/nonexistent-usher-socket&password=***"),
+                "\(text)")
         #expect(!text.contains("hunter2") && !text.contains("swordfish"), "\(text)")
+    }
+
+    /// The other places a secret can stand: an '@' left unencoded in the password, a client
+    /// key's passphrase (`sslpassword`), a key in capitals, a keyword string instead of a URL
+    /// (refused, and quoted), a SQLite URL whose error names the option.
+    @Test(arguments: [
+        ("postgresql://usher:hunt@er2@/chat?host=/nonexistent-usher-socket&connect_timeout=2", "hunt", 1,
+         "cannot open postgresql://usher:***@/chat?host=/nonexistent-usher-socket"),
+        ("postgresql://usher@/chat?host=/nonexistent-usher-socket&sslpassword=swordfish&connect_timeout=2", "swordfish", 1,
+         "cannot open postgresql://usher@/chat?host=/nonexistent-usher-socket&sslpassword=***&connect_timeout=2"),
+        ("postgresql://usher@/chat?host=/nonexistent-usher-socket&PASSWORD=swordfish", "swordfish", 1, "&PASSWORD=***"),
+        ("host=/nonexistent-usher-socket dbname=chat password='cat fish' user=usher", "fish", 64,
+         "unknown store 'host=/nonexistent-usher-socket dbname=chat password=*** user=usher'"),
+        ("sqlite:/nonexistent-usher-dir/x.db?password=swordfish", "swordfish", 1, "password=***"),
+    ])
+    func noOtherSecretIsPrinted(url: String, secret: String, status: Int32, shown: String) throws {
+        let (exit, text) = try runUsher(["inbox", "--store", url])
+        #expect(exit == status, "\(text)")
+        #expect(text.contains(shown), "\(text)")
+        #expect(!text.contains(secret), "\(text)")
     }
 }
 

@@ -32,6 +32,25 @@ struct Scratch {
     func remove() { try? FileManager.default.removeItem(at: dir) }
 }
 
+/// Runs the usher binary with `args` to its end: its status and what it wrote on stderr (and
+/// on stdout too, with `stdout`). `stopAfter`: SIGTERM after that long (a worker, say).
+func runUsher(_ args: [String], stdout: Bool = false, stopAfter: Duration? = nil) throws -> (status: Int32, output: String) {
+    let p = Process()
+    p.executableURL = try usherBinary()
+    p.arguments = args
+    let out = Pipe()
+    p.standardError = out
+    p.standardOutput = stdout ? out : FileHandle.nullDevice
+    try p.run()
+    if let stopAfter {
+        Thread.sleep(forTimeInterval: Double(stopAfter.components.seconds) + Double(stopAfter.components.attoseconds) / 1e18)
+        kill(p.processIdentifier, SIGTERM)
+    }
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    return (p.terminationStatus, text)
+}
+
 /// A worker process.
 final class WorkerProcess: @unchecked Sendable {
     // @unchecked: used from one test task at a time.
