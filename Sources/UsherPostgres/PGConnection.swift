@@ -1,6 +1,25 @@
 import CLibPQ
 import Foundation
+import Synchronization
 package import UsherStore
+
+/// Where libpq's notices go: a server's WARNING, or the FATAL that ends an idle connection when
+/// the server shuts down. libpq's own default writes them raw on stderr, between the worker's
+/// log lines (and breaking `--log-format json`); `usher run` logs them as `pg-notice`, and
+/// without a route they are dropped.
+package enum PGNotices {
+    private static let handler = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Sends every later notice of every connection to `handler` (nil: drops them).
+    package static func route(_ handler: (@Sendable (String) -> Void)?) {
+        self.handler.withLock { $0 = handler }
+    }
+
+    static func report(_ message: UnsafePointer<CChar>?) {
+        guard let message, let handler = handler.withLock({ $0 }) else { return }
+        handler(String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
 
 /// One libpq connection. Not thread-safe: `PostgresStore` uses each connection from one thread
 /// at a time. Parameters travel as text with types left to the server to infer from the
@@ -22,6 +41,7 @@ package final class PGConnection {
             throw StoreError("pg-connect", "cannot connect to PostgreSQL: \(why)", transient: true)
         }
         conn = c
+        PQsetNoticeProcessor(c, { _, message in PGNotices.report(message) }, nil)
         // Replies must not wait for the next packet; times are ours, not the session's zone.
         _ = try? execute("SET TIME ZONE 'UTC'; SET client_min_messages TO warning")
     }

@@ -36,7 +36,8 @@ extension PGLayout {
         var columnsOf: [String: [String: String]] = [:]
         for (key, table) in [("conversations.table", m.conversations.table), ("messages.table", m.messages.table)] {
             let r = try db.execute("""
-                SELECT a.attname::text, format_type(a.atttypid, a.atttypmod) FROM pg_attribute AS a
+                SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), pg_get_expr(d.adbin, d.adrelid)
+                FROM pg_attribute AS a LEFT JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                 WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
                 """, [PGText.identifier(table)])
             if r.rows == 0 {
@@ -45,6 +46,9 @@ extension PGLayout {
                 continue
             }
             columnsOf[table] = Dictionary((0..<r.rows).map { (r.string($0, 0), r.string($0, 1)) }, uniquingKeysWith: { a, _ in a })
+            if table == m.conversations.table {
+                for i in 0..<r.rows { if let d = r.text(i, 2) { layout.conversationDefaults[PGText.identifier(r.string(i, 0))] = d } }
+            }
         }
         for column in m.mappedColumns {
             guard let columns = columnsOf[column.table] else { continue }

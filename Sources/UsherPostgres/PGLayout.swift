@@ -24,6 +24,10 @@ struct PGLayout: Sendable {
     /// SQL types of the conversation columns Usher compares or writes, by quoted column name
     /// (read from the catalog at start for a mapping): parameters travel as text and are cast.
     var conversationTypes: [String: String] = [:]
+    /// The conversation columns' defaults (`pg_attrdef`), by quoted column, where a mapped table
+    /// has them: a value Usher does not know (a channel not given) falls back to it instead of
+    /// writing NULL over it (a NOT NULL column with a default refuses an explicit NULL).
+    var conversationDefaults: [String: String] = [:]
 
     var messages: String
     var mSeq: String

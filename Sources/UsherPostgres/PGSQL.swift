@@ -524,7 +524,9 @@ package struct PGSQL: Sendable {
         func add(_ column: String?, _ param: String, keep: Bool = true) {
             guard let column else { return }
             columns.append(column)
-            values.append(l.cast(param, to: column))
+            // Not given: the column's default, where it has one, rather than NULL.
+            let value = l.cast(param, to: column)
+            values.append(l.conversationDefaults[column].map { "coalesce(\(value), \($0))" } ?? value)
             if keep { updates.append("\(column) = coalesce(\(l.conversations).\(column), excluded.\(column))") }
         }
         add(l.cCustomerID, "$2")

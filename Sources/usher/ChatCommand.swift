@@ -46,6 +46,8 @@ enum ChatCommand: Command {
         let conversation = a.value("--conversation") ?? "chat-" + UUID().uuidString.prefix(8).lowercased()
         let name = a.value("--name") ?? "Customer"
         let channel = a.value("--channel"), locale = a.value("--locale")
+        // A helpdesk's sender ids are its own (often numbers): none made up through a mapping.
+        let mapped = a.value("--mapping") != nil
         let colour = Terminal.colour()
         var worker: Worker?
         if !a.flag("--no-worker") {
@@ -64,12 +66,12 @@ enum ChatCommand: Command {
                 let text = line.trimmingCharacters(in: .whitespaces)
                 if text.isEmpty { continue }
                 if text == "/quit" || text == "/exit" { break }
-                var message = NewMessage(conversationID: conversation, from: .customer, senderID: "customer-\(conversation)",
+                var message = NewMessage(conversationID: conversation, from: .customer, senderID: mapped ? nil : "customer-\(conversation)",
                                          senderName: name, text: text, channel: channel, locale: locale)
                 if text == "/close" {
                     message = NewMessage(conversationID: conversation, kind: .close, from: .system, text: "")
                 } else if text.hasPrefix("/agent ") {
-                    message = NewMessage(conversationID: conversation, from: .agent, senderID: "agent", senderName: "Agent",
+                    message = NewMessage(conversationID: conversation, from: .agent, senderID: mapped ? nil : "agent", senderName: "Agent",
                                          text: String(text.dropFirst(7)))
                 } else if text.hasPrefix("/") {
                     Terminal.out("unknown command \(text); use /agent TEXT, /close or /quit\n")

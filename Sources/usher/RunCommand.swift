@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import UsherPostgres
 import UsherRuntime
 import UsherRules
 import UsherStdio
@@ -94,6 +95,7 @@ enum RunCommand: Command {
         let ids = bots.map(\.id)
         if Set(ids).count != ids.count { throw UsageError("the same bot is named twice: \(ids.joined(separator: ", "))") }
         let url = a.value("--store") ?? StoreURL.default
+        PGNotices.route { log.warning("pg-notice", ["message": $0]) }
         guard let store = try Self.open(url, mapping: a.value("--mapping"), log: log) else { return .ok }
         let worker = Worker(store: store, bots: bots, workerID: a.value("--worker-id") ?? "worker-\(getpid())",
                             options: options, log: log)

@@ -19,8 +19,10 @@ enum SendCommand: Command {
       --conversation ID    the conversation (created on its first message)
       --from ROLE          customer (default) or agent
       --name NAME          the sender's name
-      --sender-id ID       the sender's id (default: customer-ID or agent)
-      --channel NAME       the conversation's channel, on its first message (bots are chosen by it)
+      --sender-id ID       the sender's id (default: customer-ID or agent; with --mapping,
+                           none: a helpdesk's ids are its own, often numbers)
+      --channel NAME       the conversation's channel, on its first message (bots are chosen by
+                           it; not given, a mapped column's default applies)
       --locale TAG         the conversation's locale, on its first message
       --close              close the conversation instead: its next message starts a new session
       --wait               wait (up to 5 s) until the bot has decided the message, and print its
@@ -43,7 +45,8 @@ enum SendCommand: Command {
         let from = try SenderRole(rawValue: a.choice("--from", ["customer", "agent"], default: "customer"))!
         let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"))
         let message = NewMessage(conversationID: conversation, kind: close ? .close : .message, from: close ? .system : from,
-                                 senderID: a.value("--sender-id") ?? (from == .agent ? "agent" : "customer-\(conversation)"),
+                                 senderID: a.value("--sender-id") ?? (a.value("--mapping") != nil ? nil
+                                     : from == .agent ? "agent" : "customer-\(conversation)"),
                                  senderName: a.value("--name"), text: a.positionals.first ?? "",
                                  channel: a.value("--channel"), locale: a.value("--locale"))
         let wait = a.flag("--wait")

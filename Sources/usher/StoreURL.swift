@@ -52,7 +52,11 @@ enum StoreURL {
         done.wait()
         guard let store = box.store else {
             // The store's own message may quote the URL (SQLite's, naming an unknown option).
-            let why = (box.error ?? "unknown error").replacingOccurrences(of: url, with: redacted(url))
+            var why = (box.error ?? "unknown error").replacingOccurrences(of: url, with: redacted(url))
+            if postgres, why.contains("pg-42501") || why.contains("permission denied") {
+                why += "\nthe role lacks a right Usher needs here: docs/store-postgres.md, \"A least-privileged role\", "
+                    + "lists the grants (the first start creates Usher's schema and tables)"
+            }
             throw UsageError.failure("cannot open \(redacted(url)): \(why)")
         }
         return store

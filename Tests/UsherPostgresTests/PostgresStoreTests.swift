@@ -179,6 +179,17 @@ struct PostgresStoreTests {
         #expect(try writer.execute("SELECT prosrc FROM pg_proc WHERE proname = 'notify_inbound'").text(0, 0)?.contains("pg_notify") == true)
     }
 
+    /// libpq's notices go where `PGNotices` routes them (`usher run`: its log), not raw on stderr.
+    @Test func noticesGoWhereTheyAreRouted() async throws {
+        let url = try await TestDB.server.createDatabase()
+        let seen = Locked<[String]>([])
+        PGNotices.route { m in seen.withLock { $0.append(m) } }
+        defer { PGNotices.route(nil) }
+        let db = try PGConnection(url)
+        try db.script("DO $$ BEGIN RAISE WARNING 'usher test notice'; END $$")
+        #expect(seen.withLock { $0 }.contains("WARNING:  usher test notice"), "\(seen.withLock { $0 })")
+    }
+
     /// Two bots answering in the same two conversations at once, their batches in opposite
     /// orders, each row write slowed down: the commits lock the shared rows in one order and
     /// wait for each other, never deadlock (which would cost a second and a retry each time).

@@ -117,6 +117,37 @@ struct PostgresWorkerTests {
         #expect(wrong.process.terminationStatus == 1, "a role that does not exist is not waited for")
     }
 
+    /// `usher send` through the example's mapping, as the docs' walkthrough would: no sender id
+    /// made up for the helpdesk's numeric column, and a new ticket's `source` (NOT NULL) left to
+    /// its default, for its first message and the next.
+    @Test func sendThroughTheHelpdeskMapping() async throws {
+        let server = try await Self.server
+        let url = try server.createDatabase(prefix: "hdsend")
+        let database = PostgresTestServer.database(of: url)
+        _ = try server.psql(try String(contentsOf: repoRoot.appendingPathComponent("examples/mapping/helpdesk-schema.sql"), encoding: .utf8),
+                            database: database)
+        let mapping = repoRoot.appendingPathComponent("examples/mapping/helpdesk.yaml").path
+        for text in ["hello", "again"] {
+            let (status, output) = try runUsher(["send", "--store", url, "--mapping", mapping, "--conversation", "t-9", text], stdout: true)
+            #expect(status == 0, "\(output)")
+        }
+        #expect(try server.psql("SELECT source || ' ' || count(*) FROM helpdesk.tickets JOIN helpdesk.ticket_events USING (ticket_id) "
+                                + "WHERE ticket_id = 't-9' GROUP BY source", database: database)
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "web 2")
+    }
+
+    /// A role without the rights a first start needs is told where the grants are.
+    @Test func aRoleWithoutRightsIsToldWhereTheGrantsAre() async throws {
+        let server = try await Self.server
+        let url = try server.createDatabase(prefix: "norights")
+        let database = PostgresTestServer.database(of: url)
+        let role = "plain_" + database
+        _ = try server.psql("CREATE ROLE \(role) LOGIN", database: database)
+        let (status, text) = try runUsher(["inbox", "--store", url.replacingOccurrences(of: "user=\(server.user)", with: "user=\(role)")])
+        #expect(status == 1)
+        #expect(text.contains("permission denied") && text.contains("docs/store-postgres.md, \"A least-privileged role\""), "\(text)")
+    }
+
     /// The seed's race at scale: after three messages each, 200 conversations get their 4th
     /// and 5th customer message at the same moment from two connections while four workers
     /// run: exactly one handoff (one notice, one notification) per conversation.
