@@ -55,7 +55,7 @@ struct PGCommit {
             let pairs = Pairs(batch)
             if !checkFirst, let expected = Found(expecting: batch, pairs) {
                 let (results, written) = classify(expected, pairs)
-                if !written.commits.isEmpty, results.allSatisfy({ $0 == .committed }) {
+                if !written.commits.isEmpty, results.allSatisfy({ $0.isWritten }) {
                     // One implicit transaction: a pipeline without BEGIN commits at its sync point,
                     // or rolls back there when a statement fails.
                     do {
@@ -243,10 +243,11 @@ struct PGCommit {
                 results.append(unwritten)
                 continue
             }
-            results.append(.committed)
+            let overtaken = !agentSeq.isEmpty && (agentSeq[batch[i].inbound.conversationID] ?? 0) > seq
+            results.append(overtaken && !batch[i].outgoing.isEmpty ? .silenced : .committed)
             doneSeqs[k].append(seq)
             written.commits.append(i)
-            written.overtaken.append(!agentSeq.isEmpty && (agentSeq[batch[i].inbound.conversationID] ?? 0) > seq)
+            written.overtaken.append(overtaken)
             version[k] = batch[i].state.version
             let before = owner[k]
             let now = batch[i].state.owner

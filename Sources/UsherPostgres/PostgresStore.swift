@@ -459,7 +459,7 @@ public final class PostgresStore: ChatStore {
         known.withLock { k in
             guard k.servesOneBot, let bot = k.bot, k.live || !k.states.isEmpty else { return }
             for (i, c) in batch.enumerated() where c.bot == bot {
-                k.learn(c.inbound.conversationID, k.live && results?[i] == .committed ? (c.state, c.inbound.seq) : nil)
+                k.learn(c.inbound.conversationID, k.live && results?[i].isWritten == true ? (c.state, c.inbound.seq) : nil)
             }
         }
     }
@@ -497,8 +497,8 @@ public final class PostgresStore: ChatStore {
                 }
                 let reason = "\(error.code): \(error.message)"
                 let result = try await writers.run { db, _ in try PGCommit(sql: sql, batch: batch).quarantine(db, reason: reason) }
-                if result == .committed { quarantined.add(1, ordering: .relaxed) }
-                return [result == .committed ? .duplicate : result]
+                if result.isWritten { quarantined.add(1, ordering: .relaxed) }
+                return [result.isWritten ? .duplicate : result]
             }
         }
     }

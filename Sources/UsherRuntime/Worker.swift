@@ -635,8 +635,9 @@ public final class Worker: Sendable {
             // Read in place: a copy of each decision and message would retain every string in them.
             for (i, result) in results.enumerated() {
                 switch result {
-                case .committed:
-                    record(p.decisions[i].decision, commits[i].inbound, bot, decideSeconds: p.decisions[i].seconds, now: p.now, into: &tally)
+                case .committed, .silenced:
+                    record(p.decisions[i].decision, commits[i].inbound, bot, decideSeconds: p.decisions[i].seconds, now: p.now,
+                           said: result == .committed, into: &tally)
                     committed = true
                 case .duplicate:
                     committed = true
@@ -693,7 +694,7 @@ public final class Worker: Sendable {
         var progress = false
         for m in messages {
             switch try await decide(m, bot) {
-            case .committed, .duplicate: progress = true
+            case .committed, .silenced, .duplicate: progress = true
             case .outOfOrder, .conflict: return (progress, false)
             }
         }
@@ -712,8 +713,8 @@ public final class Worker: Sendable {
             let result = try await retrying(bot, "commit") { try await self.store.commit(commit) }
             metrics.increment("usher_commits_total", ["bot": bot.id, "result": result.rawValue])
             switch result {
-            case .committed:
-                record(decision, m, bot, decideSeconds: decideSeconds, now: now)
+            case .committed, .silenced:
+                record(decision, m, bot, decideSeconds: decideSeconds, now: now, said: result == .committed)
                 return result
             case .duplicate, .outOfOrder:
                 return result
@@ -746,19 +747,32 @@ public final class Worker: Sendable {
         }
     }
 
-    private func record(_ d: Decision, _ m: StoredMessage, _ bot: BotRuntime, decideSeconds: Double, now: Date) {
+    private func record(_ d: Decision, _ m: StoredMessage, _ bot: BotRuntime, decideSeconds: Double, now: Date, said: Bool) {
         var tally = Tally()
-        record(d, m, bot, decideSeconds: decideSeconds, now: now, into: &tally)
+        record(d, m, bot, decideSeconds: decideSeconds, now: now, said: said, into: &tally)
         flush(tally, bot)
     }
 
-    private func record(_ d: Decision, _ m: StoredMessage, _ bot: BotRuntime, decideSeconds: Double, now: Date,
+    /// Counts and logs what a written commit did. `said`: its replies and notices were written
+    /// (`.committed`); not so when the store left them out because an agent wrote after the
+    /// message (`.silenced`): then they are neither counted nor logged as sent.
+    private func record(_ d: Decision, _ m: StoredMessage, _ bot: BotRuntime, decideSeconds: Double, now: Date, said: Bool,
                         into tally: inout Tally) {
         let b = bot.id
         tally.from[m.kind == .close ? "close" : m.from.rawValue, default: 0] += 1
         tally.decisionSeconds.append(decideSeconds)
         tally.endToEndSeconds.append(max(0, now.timeIntervalSince(m.at)))
+        if !said, log.enabled(.info) {
+            log.info("silenced", ["bot": b, "conversation": m.conversationID, "message": m.id,
+                                  "note": "an agent wrote after this message: its replies and notices were not written"])
+        }
         for e in d.effects {
+            switch e {
+            case .reply, .system:
+                if !said { continue }
+            default:
+                break
+            }
             switch e {
             case let .reply(text, rule):
                 tally.add("usher_replies_total", rule)

@@ -175,6 +175,6 @@ extension SQLiteStore {
             db.decoded.wrote(bot: c.bot, conversation: conversation, text: w.bytes, state: state)
         }
 
-        return .committed
+        return overtaken && !c.outgoing.isEmpty ? .silenced : .committed
     }
 }

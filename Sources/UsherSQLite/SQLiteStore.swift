@@ -394,14 +394,14 @@ public final class SQLiteStore: ChatStore {
             try db.run(.begin)
             do {
                 let result = try Self.write(commit, db, now: clock())
-                try db.run(result == .committed ? .commit : .rollback)
+                try db.run(result.isWritten ? .commit : .rollback)
                 return result
             } catch {
                 db.rollbackQuietly()
                 throw error
             }
         }
-        if result == .committed {
+        if result.isWritten {
             counters.withLock { $0.commits += 1 }
             changed()
         }
@@ -439,7 +439,7 @@ public final class SQLiteStore: ChatStore {
                     try db.run(.savepoint)
                     do {
                         let r = try Self.write(c, db, now: now, links: &links)
-                        if r != .committed { try db.run(.rollbackToSavepoint) }
+                        if !r.isWritten { try db.run(.rollbackToSavepoint) }
                         try db.run(.release)
                         out.append(r)
                     } catch let error as StoreError where Self.isLocalToOneCommit(error) {
@@ -457,7 +457,7 @@ public final class SQLiteStore: ChatStore {
                 return (out, failure)
             }
         }
-        let committed = results.reduce(0) { $0 + ($1 == .committed ? 1 : 0) }
+        let committed = results.reduce(0) { $0 + ($1.isWritten ? 1 : 0) }
         if committed > 0 {
             counters.withLock { $0.commits += committed }
             changed()

@@ -67,14 +67,14 @@ public final class StdioStore: ChatStore {
 
     public func commit(_ commit: Commit) async throws -> CommitResult {
         let result = try await database.commit(commit)
-        if result == .committed { try await flush() }
+        if result.isWritten { try await flush() }
         return result
     }
 
     public func commit(batch: [Commit]) async throws -> [CommitResult] {
         do {
             let results = try await database.commit(batch: batch)
-            if results.contains(.committed) { try await flush() }
+            if results.contains(where: \.isWritten) { try await flush() }
             return results
         } catch {
             // A partly failed batch still committed the others: write them out before failing.

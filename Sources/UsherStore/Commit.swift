@@ -39,6 +39,10 @@ public struct Commit: Sendable, Hashable {
 public enum CommitResult: String, Sendable, Hashable {
     /// Written.
     case committed
+    /// Written — the state, the done mark, the notifications — without its replies and notices:
+    /// an agent's message newer than the inbound one is in the conversation, and the bot never
+    /// speaks over a human. What it decided to say was not said (not counted as replies).
+    case silenced
     /// The inbound message was already done for this bot: nothing changed (at-least-once intake,
     /// exactly-once effects).
     case duplicate
@@ -47,6 +51,9 @@ public enum CommitResult: String, Sendable, Hashable {
     /// An earlier inbound message of the same conversation is not done yet: nothing changed;
     /// do that one first.
     case outOfOrder
+
+    /// Whether the commit was written (`committed` or `silenced`).
+    public var isWritten: Bool { self == .committed || self == .silenced }
 }
 
 /// The links between a batch's commits (`ChatStore.commit(batch:)`): a commit that expects the
@@ -72,7 +79,7 @@ public struct BatchLinks<Key: Hashable & Sendable>: Sendable {
     /// batch's conversations passes the number, and spares a string built and hashed for every
     /// commit).
     public func unwritten(expecting expected: Int, at key: Key) -> CommitResult? {
-        guard let before = last[key], before.result != .committed, before.version == expected else { return nil }
+        guard let before = last[key], !before.result.isWritten, before.version == expected else { return nil }
         return before.result == .outOfOrder ? .outOfOrder : .conflict
     }
 

@@ -112,7 +112,7 @@ public final class InMemoryStore: ChatStore {
             }
             d.states[key] = c.state
             d.done[c.bot, default: []].insert(c.inbound.id)
-            return .committed
+            return overtaken && !c.outgoing.isEmpty ? .silenced : .committed
         }
     }
 

@@ -55,7 +55,7 @@ struct PostgresStoreTests {
         let stale = ConformanceSuite.sampleCommit(a4, after: sb, reply: "late")   // b's state: the wrong version
         let again = ConformanceSuite.sampleCommit(a3, after: sa, reply: "ok")
         let overtaken = ConformanceSuite.sampleCommit(c1, after: nil, reply: "hello?")
-        #expect(try await store.commit(batch: [stale, again, overtaken]) == [.conflict, .duplicate, .committed])
+        #expect(try await store.commit(batch: [stale, again, overtaken]) == [.conflict, .duplicate, .silenced])
         #expect(store.commitRoundTrips == (2, 1))
         #expect(try await store.transcript(conversation: "c").map(\.text) == ["one", "I'm here"], "no reply over the agent")
         // The session is usable, and a commit from the right state goes in one round trip.
@@ -133,7 +133,7 @@ struct PostgresStoreTests {
         let commit = Task { try await store.commit(batch: [ConformanceSuite.sampleCommit(f1, after: nil, reply: "bot")]) }
         try await Task.sleep(for: .milliseconds(500))
         try agent.script("COMMIT")
-        #expect(try await commit.value == [.committed])
+        #expect(try await commit.value == [.silenced])
         #expect(try await store.transcript(conversation: "f").map(\.text) == ["one", "mine"], "no reply over the agent")
         try await store.close()
     }

@@ -145,12 +145,15 @@ struct WorkerTests {
         // A backlog in which the agent wrote before the bot got to the customer's message.
         try await store.append(NewMessage(conversationID: "d", from: .customer, text: "hi"))
         try await store.append(NewMessage(conversationID: "d", from: .agent, senderID: "agent:li", text: "Li here"))
-        try await withWorker(store, [bot]) { _ in
+        try await withWorker(store, [bot]) { worker in
             try await store.append(NewMessage(conversationID: "c", from: .customer, text: "hi"))
             try await eventually("the reply") { try await store.transcript(conversation: "c").count == 2 }
             try await store.append(NewMessage(conversationID: "c", from: .agent, senderID: "agent:li", text: "Li here"))
             try await store.append(NewMessage(conversationID: "c", from: .customer, text: "thanks"))
             try await eventually("all decided") { try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty }
+            // d's reply, decided before the agent's message was, was not written: not counted as sent.
+            #expect(worker.metrics.value("usher_replies_total", ["bot": "temp", "rule": "opening"]) == 1)
+            #expect(worker.metrics.value("usher_commits_total", ["bot": "temp", "result": "silenced"]) == 1)
         }
         #expect(try await store.transcript(conversation: "c").map(\.from) == [.customer, .bot, .agent, .customer])
         #expect(try await store.transcript(conversation: "d").map(\.from) == [.customer, .agent])
