@@ -146,8 +146,12 @@ public final class Worker: Sendable {
                 metrics.set("usher_rules_last_reload_successful", ["bot": bot.id], to: 1)
             case let .rejected(why):
                 metrics.set("usher_rules_last_reload_successful", ["bot": bot.id], to: 0)
-                let first = why.split(separator: "\n").first.map(String.init) ?? why
-                log.error("rules-reload-failed", ["bot": bot.id, "keeping": bot.ruleSet.version, "error": first])
+                // Every error's headline (file:line:col: error: [code] …), not the first alone:
+                // the first may follow from another (a misspelt key, then a rule without actions).
+                let headlines = why.split(separator: "\n").filter { $0.contains(": error: ") }.map(String.init)
+                log.error("rules-reload-failed", ["bot": bot.id, "keeping": bot.ruleSet.version, "errors": max(1, headlines.count),
+                                                  "error": headlines.isEmpty ? why : headlines.joined(separator: "; "),
+                                                  "hint": "usher check \(bot.path) shows each with its source line"])
             }
         }
     }

@@ -143,7 +143,7 @@ public final class ReplayRunner {
         if let last = f.lastAt, m.message.at < last {
             throw TranscriptError("out-of-order",
                                   "this message (\(TranscriptTime.format(m.message.at))) is earlier than the previous message of conversation '\(m.message.conversationID)' (line \(f.lastLine), \(TranscriptTime.format(last))); events must be in time order",
-                                  file: file, line: m.line)
+                                  file: file, line: m.line, column: 1)
         }
         f.seenIDs.insert(m.message.id)
         if let ch = m.channel { for i in f.states.indices where f.states[i].channel == nil { f.states[i].channel = ch } }

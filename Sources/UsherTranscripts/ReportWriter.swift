@@ -41,6 +41,16 @@ public struct ReplayHeader: Sendable {
     /// How the replay treats the recording.
     public var options: ReplayOptions
 
+    /// How the report names the two bots where it sets them side by side: by id; by the path
+    /// the user named when they share an id (two versions of one bot, `--against`); by id and
+    /// rule-set version when the paths are the same too.
+    public var names: (bot: String, against: String) {
+        guard let a = against else { return (bot.id, "") }
+        if a.id != bot.id { return (bot.id, a.id) }
+        if a.path != bot.path { return (bot.path, a.path) }
+        return ("\(bot.id) \(bot.version)", "\(a.id) \(a.version)")
+    }
+
     /// A header from its parts.
     public init(bot: ReplayBotInfo, against: ReplayBotInfo?, transcripts: [String], options: ReplayOptions) {
         self.bot = bot

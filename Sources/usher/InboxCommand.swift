@@ -27,7 +27,7 @@ enum InboxCommand: Command {
         let a = try Arguments(args, options: ["--store", "--mapping", "--bot", "--format"], flags: [])
         guard a.positionals.isEmpty else { throw UsageError("takes no arguments") }
         let format = try a.choice("--format", ["text", "json"], default: "text")
-        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"))
+        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"), existing: true)
         let bot = a.value("--bot") ?? "support"
         return blocking(closing: store) {
             let entries = try await store.inbox(bot: bot)

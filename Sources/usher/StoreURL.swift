@@ -15,12 +15,19 @@ enum StoreURL {
 
     /// Opens the store a URL names; a usage error for a URL no adapter understands, a
     /// `StoreFailure` when the store cannot be opened.
-    static func open(_ url: String, mapping mappingPath: String? = nil) throws(UsageError) -> any ChatStore {
+    /// `existing`: a SQLite file must be there already (a command that only reads would
+    /// otherwise create an empty store at a mistyped path, and report it empty).
+    static func open(_ url: String, mapping mappingPath: String? = nil, existing: Bool = false) throws(UsageError) -> any ChatStore {
         let postgres = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
         guard url.hasPrefix("sqlite:") || url == "stdio" || url.hasPrefix("stdio:") || postgres else {
             let scheme = url.split(separator: ":").first.map(String.init) ?? url
             throw UsageError("unknown store '\(redacted(url))'; use sqlite:PATH, postgres://… or stdio"
                 + (scheme == "redis" ? " (redis is not supported yet)" : ""))
+        }
+        if existing, url.hasPrefix("sqlite:"), let path = try? SQLiteStore.parse(url: url).path, path != ":memory:",
+           !FileManager.default.fileExists(atPath: path) {
+            throw UsageError.failure("no store at \(path): nothing has been written there yet; check the path "
+                                     + "(usher run and usher send create it)")
         }
         var mapping = SQLMapping.native
         if let mappingPath {

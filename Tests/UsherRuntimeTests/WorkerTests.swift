@@ -159,6 +159,22 @@ struct WorkerTests {
         #expect(try await store.transcript(conversation: "d").map(\.from) == [.customer, .agent])
     }
 
+    /// A reload that fails logs every error's file:line:col, not only the first (which may be
+    /// a consequence: a misspelt `when:` leaves a rule without its condition and actions).
+    @Test func aFailedReloadLogsEveryError() async throws {
+        let dir = try temporaryBot(seedRules)
+        let bot = try BotRuntime(path: dir.path)
+        let lines = Locked<[String]>([])
+        let worker = Worker(store: InMemoryStore(), bots: [bot], workerID: "w", options: Worker.Options(),
+                            log: Logger(minimum: .info, sink: { line in lines.withLock { $0.append(line) } }))
+        try Data("version: 1\nrules:\n  - id: broken\n    whne: {keywords: [zzz]}\n".utf8).write(to: dir.appendingPathComponent("rules.yaml"))
+        worker.reload(force: true)
+        let line = lines.withLock { $0 }.first { $0.contains("event=rules-reload-failed") } ?? ""
+        #expect(line.contains("errors=2"), "\(line)")
+        #expect(line.contains("rules.yaml:4:5: error: [unknown-key] unknown key 'whne' in a rule; did you mean 'when'?"), "\(line)")
+        #expect(line.contains("[no-actions]") && line.contains("usher check \(dir.path)"), "\(line)")
+    }
+
     @Test func brokenReloadKeepsTheRunningRules() async throws {
         let dir = try temporaryBot(seedRules)
         let store = InMemoryStore()

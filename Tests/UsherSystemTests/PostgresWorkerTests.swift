@@ -570,6 +570,42 @@ struct PostgresWorkerTests {
     }
 }
 
+/// Store URLs a command reads from.
+@Suite("Store URLs")
+struct StoreURLTests {
+    /// `usher inbox` on a SQLite path where no store is: an error, and no empty store left there.
+    @Test func inboxOnAMissingStoreSaysSo() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("usher-missing-\(UUID().uuidString).db").path
+        let (status, text) = try runUsher(["inbox", "--store", "sqlite:" + path])
+        #expect(status == 1)
+        #expect(text.contains("no store at \(path): nothing has been written there yet"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+}
+
+/// Two versions of one bot side by side (`replay --against`): they share an id, so the report
+/// names them by the folders the user gave.
+@Suite("Replay against another version")
+struct ReplayAgainstVersionTests {
+    @Test func twoVersionsOfABotAreToldApartByTheirFolders() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-versions-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let next = dir.appendingPathComponent("bots/support-next")   // its rule packs at ../../rules, as in the repository
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("bots"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: repoRoot.appendingPathComponent("bots/support"), to: next)
+        try FileManager.default.copyItem(at: repoRoot.appendingPathComponent("rules"), to: dir.appendingPathComponent("rules"))
+        let rules = next.appendingPathComponent("rules.yaml")
+        try String(contentsOf: rules, encoding: .utf8)
+            .replacingOccurrences(of: "Hi there! How can we assist you today?", with: "Hello! What can I do for you?")
+            .write(to: rules, atomically: true, encoding: .utf8)
+        let (status, text) = try runUsher(["replay", "bots/support", repoRoot.appendingPathComponent("bots/support/transcripts/takeover.jsonl").path,
+                                           "--against", next.path], stdout: true, in: repoRoot)
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("Differences: bots/support → \(next.path)"), "\(text)")
+        #expect(text.contains("bots/support: opening \"Hi there!") && text.contains("\(next.path): opening \"Hello!"), "\(text)")
+    }
+}
+
 /// Passwords in a store URL never reach the output.
 @Suite("Store URL secrets")
 struct StoreURLSecretTests {

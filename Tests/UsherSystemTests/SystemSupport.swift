@@ -33,11 +33,13 @@ struct Scratch {
 }
 
 /// Runs the usher binary with `args` to its end: its status and what it wrote on stderr (and
-/// on stdout too, with `stdout`). `stopAfter`: SIGTERM after that long (a worker, say).
-func runUsher(_ args: [String], stdout: Bool = false, stopAfter: Duration? = nil) throws -> (status: Int32, output: String) {
+/// on stdout too, with `stdout`). `stopAfter`: SIGTERM after that long (a worker, say);
+/// `directory`: where it runs.
+func runUsher(_ args: [String], stdout: Bool = false, stopAfter: Duration? = nil, in directory: URL? = nil) throws -> (status: Int32, output: String) {
     let p = Process()
     p.executableURL = try usherBinary()
     p.arguments = args
+    if let directory { p.currentDirectoryURL = directory }
     let out = Pipe()
     p.standardError = out
     p.standardOutput = stdout ? out : FileHandle.nullDevice

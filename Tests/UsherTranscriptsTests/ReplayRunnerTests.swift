@@ -164,7 +164,7 @@ struct ReplayRunnerTests {
             _ = try replayText(text)
             Issue.record("an out-of-order message was accepted")
         } catch let e as TranscriptError {
-            #expect(e.code == "out-of-order" && e.line == 3)
+            #expect(e.code == "out-of-order" && e.line == 3 && e.column == 1, "file:line:col, as every bad line")
             #expect(e.message == "this message (2026-11-30T02:00:00Z) is earlier than the previous message of conversation 'c' (line 1, 2026-11-30T02:01:00Z); events must be in time order")
         }
         let (r, conversations) = try replayText(text, options: ReplayOptions(skipBadLines: true))
