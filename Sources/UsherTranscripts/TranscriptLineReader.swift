@@ -158,7 +158,8 @@ final class TranscriptLineReader {
             do {
                 n = try gzip.read(into: buffer + end, capacity: capacity - end)
             } catch {
-                throw TranscriptError("corrupt-gzip", error.message + " (after line \(lineNumber))", file: path, isLineError: false)
+                throw TranscriptError("corrupt-gzip", error.message + (lineNumber > 0 ? " (after line \(lineNumber))" : " (before the first line)"),
+                                      file: path, isLineError: false)
             }
         } else {
             n = try readPlain(into: buffer + end, capacity: capacity - end)

@@ -60,6 +60,7 @@ struct GzipTranscriptTests {
         } catch let e as TranscriptError {
             #expect(e.code == "corrupt-gzip" && !e.isLineError)
             #expect(e.message.hasPrefix("corrupt gzip data: "))
+            #expect(e.message.hasSuffix(" (before the first line)"), "no line was read: \(e.message)")
         }
     }
 
