@@ -43,7 +43,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
         .target(name: "UsherPostgres",
-                dependencies: ["UsherStore", "UsherEngine", "UsherSQLMapping", "UsherDiagnostics", "CLibPQ"], swiftSettings: strict),
+                dependencies: ["UsherStore", "UsherEngine", "UsherRules", "UsherSQLMapping", "UsherDiagnostics", "CLibPQ"], swiftSettings: strict),
         // A throwaway PostgreSQL server (initdb in a temporary directory, a Unix socket) for
         // tests and benchmarks: no system service is touched.
         .target(name: "UsherPostgresTestServer", swiftSettings: strict),

@@ -382,7 +382,7 @@ package final class PGResult {
 
 /// How a server error becomes a `StoreError`: connection trouble, serialization failures,
 /// deadlocks and a server shutting down are worth retrying; the rest are not.
-enum PGError {
+package enum PGError {
     static func storeError(sqlState: String, message: String, connectionOK: Bool) -> StoreError {
         let transientClasses: Set<Substring> = ["08", "40", "53", "57", "58"]
         // No SQLSTATE: libpq's own error (the server went away mid-call), not the server's.
@@ -401,6 +401,21 @@ enum PGError {
 
     /// Two transactions waited for each other's rows, and the server ended this one.
     static func isDeadlock(_ error: StoreError) -> Bool { error.code == "pg-40P01" }
+
+    /// A connect that failed because the server is not there yet — refused, its socket missing,
+    /// starting up or shutting down, timed out, its host name not found yet — rather than for a
+    /// reason waiting does not mend (a password, a database, TLS). libpq says which only in its
+    /// message.
+    package static func isUnreachable(_ error: StoreError) -> Bool {
+        guard error.code == "pg-connect" else { return false }
+        let m = error.message.lowercased()
+        return [
+            "connection refused", "no such file or directory", "timeout expired", "the database system is starting up",
+            "the database system is shutting down", "the database system is not yet accepting connections",
+            "could not translate host name", "network is unreachable", "no route to host",
+            "server closed the connection unexpectedly",
+        ].contains { m.contains($0) }
+    }
 }
 
 /// Text values on their way to PostgreSQL.

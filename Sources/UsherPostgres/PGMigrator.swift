@@ -1,3 +1,4 @@
+import UsherRules
 import UsherStore
 
 /// Brings Usher's schema up to date under an advisory lock, so that workers starting together
@@ -56,7 +57,7 @@ enum PGMigrator {
         let function = "\(layout.usher).notify_inbound()"
         // The tag: this text's hash, and the functions' source as installed (a function
         // replaced since, by hand or by another build, keeps its comment).
-        let tag = "usher trigger " + fingerprint(sql) + " "
+        let tag = "usher trigger " + String(FNV1a.hash(sql), radix: 16) + " "
         let installed = """
             SELECT md5(string_agg(prosrc, '|' ORDER BY proname)) FROM pg_proc
             WHERE oid IN (to_regprocedure($1), to_regprocedure($2))
@@ -74,13 +75,6 @@ enum PGMigrator {
             let source = try db.execute(installed, functions).text(0, 0) ?? ""
             try db.script("COMMENT ON FUNCTION \(function) IS \(PGText.literal(tag + source))")
         }
-    }
-
-    /// A stable hash of `text` (FNV-1a, 64 bits, hex): the same in every process, unlike `Hasher`.
-    static func fingerprint(_ text: String) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
-        return String(h, radix: 16)
     }
 
 }

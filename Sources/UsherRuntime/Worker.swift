@@ -772,19 +772,15 @@ public final class Worker: Sendable {
         }
         for e in d.effects {
             switch e {
-            case .reply, .system:
-                if !said { continue }
-            default:
-                break
-            }
-            switch e {
             case let .reply(text, rule):
+                guard said else { break }
                 tally.add("usher_replies_total", rule)
                 if log.enabled(.info) {
                     log.info("reply", ["bot": b, "conversation": m.conversationID, "message": m.id, "rule": rule,
                                        "rules_version": d.ruleSetVersion, "text": options.logText ? text : nil])
                 }
             case let .system(_, rule):
+                guard said else { break }
                 tally.add("usher_system_messages_total", rule)
             case let .handoff(reason, queue, _, rule):
                 tally.add("usher_handoffs_total", rule, reason)

@@ -77,7 +77,7 @@ public struct ReportHTML: ReplayReportWriter {
             }
             message(step, &w)
             if let o = step.bot { decision(o, step: step, other: nil, &w) }
-            if step.differs, let a = step.against { decision(a, step: step, other: header.against == nil ? "other" : header.names.against, &w) }
+            if step.differs, let a = step.against { decision(a, step: step, other: header.names.against ?? "other", &w) }
         }
         w.text("</div>\n</details>\n")
         spool.write(&w)
@@ -193,7 +193,7 @@ public struct ReportHTML: ReplayReportWriter {
         cards(s, r)
         charts(s)
         details(s, h, r)
-        if let d = r.diff, h.against != nil { differences(d, bot: h.names.bot, other: h.names.against) }
+        if let d = r.diff, let other = h.names.against { differences(d, bot: h.names.bot, other: other) }
         if conversations {
             out.write("""
             <section id="conversations"><h2>Conversations <span class="muted" id="shown">\(count)</span></h2>
@@ -202,7 +202,7 @@ public struct ReportHTML: ReplayReportWriter {
             <select id="only" aria-label="Show only"><option value="">all conversations</option><option value="handoff">with a handoff</option><option value="spoke">spoke over a human</option>\(h.against == nil ? "" : "<option value=\"diff\">with differences</option>")</select>
             <button type="button" id="expand">expand all</button><button type="button" id="collapse">collapse all</button>
             </div>
-            <div class="legend"><span class="lg lg-customer">customer</span><span class="lg lg-bot">bot (would say) · rule</span><span class="lg lg-agent">agent (recorded)</span><span class="lg lg-recbot">bot (recorded)</span>\(h.against == nil ? "" : "<span class=\"lg lg-other\">\(HTMLText.escape(h.names.against)) where it differs</span>")<span class="lg lg-sys">system notice</span></div>
+            <div class="legend"><span class="lg lg-customer">customer</span><span class="lg lg-bot">bot (would say) · rule</span><span class="lg lg-agent">agent (recorded)</span><span class="lg lg-recbot">bot (recorded)</span>\(h.names.against.map { "<span class=\"lg lg-other\">\(HTMLText.escape($0)) where it differs</span>" } ?? "")<span class="lg lg-sys">system notice</span></div>
 
             """)
             out.append(contentsOf: spool)

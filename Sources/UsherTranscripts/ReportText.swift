@@ -50,7 +50,7 @@ public struct ReportText: ReplayReportWriter {
     public mutating func begin(_ h: ReplayHeader) {
         header = h
         clock = ReportLocalTime(h.bot.timeZone)
-        otherLead = "              " + magenta("≠") + " " + (h.against == nil ? "" : magenta("[\(h.names.against)] "))
+        otherLead = "              " + magenta("≠") + " " + (h.names.against.map { magenta("[\($0)] ") } ?? "")
         var s = "usher replay: bot \(bold(h.bot.id)) (rule set \(h.bot.version), \(Self.plural(h.bot.rules, "rule")))"
         if let a = h.against { s += " against \(bold(a.id)) (rule set \(a.version), \(Self.plural(a.rules, "rule")))" }
         s += "\n"
@@ -110,7 +110,7 @@ public struct ReportText: ReplayReportWriter {
                 if step.spokeOverHuman { b.text("              \(yellow("⚠ a human agent had already written here"))\n") }
             }
             if step.differs, let a = step.against {
-                lines(a, other: header.against == nil ? nil : header.names.against, into: &b)
+                lines(a, other: header.names.against, into: &b)
             }
         }
         b.raw("\n")
@@ -176,11 +176,11 @@ public struct ReportText: ReplayReportWriter {
         guard let header else { return }
         let names = header.names
         var s = summary(r.summary, header: header, title: "Summary: bot \(names.bot)", result: r)
-        if let a = r.againstSummary, header.against != nil {
-            s += "\n" + summary(a, header: header, title: "Summary: bot \(names.against) (--against)", result: nil)
+        if let a = r.againstSummary, let other = names.against {
+            s += "\n" + summary(a, header: header, title: "Summary: bot \(other) (--against)", result: nil)
         }
-        if let d = r.diff, header.against != nil {
-            s += "\n" + differences(d, bot: names.bot, other: names.against)
+        if let d = r.diff, let other = names.against {
+            s += "\n" + differences(d, bot: names.bot, other: other)
         }
         s += "\n" + input(r)
         out.write(s)

@@ -43,9 +43,9 @@ public struct ReplayHeader: Sendable {
 
     /// How the report names the two bots where it sets them side by side: by id; by the path
     /// the user named when they share an id (two versions of one bot, `--against`); by id and
-    /// rule-set version when the paths are the same too.
-    public var names: (bot: String, against: String) {
-        guard let a = against else { return (bot.id, "") }
+    /// rule-set version when the paths are the same too. `against` is nil without `--against`.
+    public var names: (bot: String, against: String?) {
+        guard let a = against else { return (bot.id, nil) }
         if a.id != bot.id { return (bot.id, a.id) }
         if a.path != bot.path { return (bot.path, a.path) }
         return ("\(bot.id) \(bot.version)", "\(a.id) \(a.version)")

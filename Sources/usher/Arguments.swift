@@ -65,6 +65,8 @@ struct UsageError: Error {
     /// Not a mistake in the command line but something that failed (a store that cannot be
     /// opened): printed without the help, exit status 1.
     var isFailure = false
+    /// A store that failed to open because its server is not up yet: `usher run` waits for it.
+    var serverNotUp = false
     init(_ message: String) { self.message = message }
 
     static func failure(_ message: String) -> UsageError {

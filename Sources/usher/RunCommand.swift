@@ -178,7 +178,7 @@ extension RunCommand {
         while true {
             do {
                 return try StoreURL.open(url, mapping: mapping)
-            } catch where error.isFailure && StoreURL.isUnreachable(error.message) {
+            } catch where error.serverNotUp {
                 log.warning("store-unreachable", ["store": StoreURL.redacted(url), "error": error.message, "retry_in": "\(delay)s"])
                 if let sig = SignalThread.wait(seconds: delay) {
                     log.info("signal", ["signal": sig == SIGTERM ? "TERM" : "INT", "note": "stopped before the store opened"])

@@ -51,6 +51,9 @@ enum StoreURL {
                 }
             } catch let error as PostgresStore.MappingMismatch {
                 box.error = "the database does not match the mapping file:\n\(error)"
+            } catch let error as StoreError {
+                box.error = "\(error)"
+                box.unreachable = PGError.isUnreachable(error)
             } catch {
                 box.error = "\(error)"
             }
@@ -64,22 +67,11 @@ enum StoreURL {
                 why += "\nthe role lacks a right Usher needs here: docs/store-postgres.md, \"A least-privileged role\", "
                     + "lists the grants (the first start creates Usher's schema and tables)"
             }
-            throw UsageError.failure("cannot open \(redacted(url)): \(why)")
+            var failure = UsageError.failure("cannot open \(redacted(url)): \(why)")
+            failure.serverNotUp = box.unreachable
+            throw failure
         }
         return store
-    }
-
-    /// Whether an open failed because a PostgreSQL server is not there yet — refused, its socket
-    /// missing, starting up or shutting down, timed out, its host name not found yet — rather
-    /// than for a reason waiting does not mend (a password, a database, a mapping).
-    static func isUnreachable(_ message: String) -> Bool {
-        let m = message.lowercased()
-        return m.contains("cannot connect to postgresql") && [
-            "connection refused", "no such file or directory", "timeout expired", "the database system is starting up",
-            "the database system is shutting down", "the database system is not yet accepting connections",
-            "could not translate host name", "network is unreachable", "no route to host",
-            "server closed the connection unexpectedly",
-        ].contains { m.contains($0) }
     }
 
     /// The URL without its secrets — the user part's password, `password=` and `sslpassword=`
@@ -141,4 +133,6 @@ final class StoreBox: @unchecked Sendable {
     // @unchecked: written by one task before it signals the semaphore the reader waits on.
     var store: (any ChatStore)?
     var error: String?
+    /// The open failed because the server is not up yet (`PGError.isUnreachable`).
+    var unreachable = false
 }
