@@ -32,10 +32,10 @@ let package = Package(
         .target(name: "UsherText", dependencies: ["CPCRE2", "CUsherICU"], swiftSettings: strict),
         .target(name: "UsherRules", dependencies: ["UsherYAML", "UsherText", "UsherDiagnostics"],
                 swiftSettings: strict),
-        // The mapping file of the SQL adapters; read with UsherRules' NodeReader, like bot files.
-        .target(name: "UsherSQLMapping", dependencies: ["UsherYAML", "UsherDiagnostics", "UsherRules"],
+        // The mapping file of the SQL adapters; read with UsherYAML's NodeReader, like bot files.
+        .target(name: "UsherSQLMapping", dependencies: ["UsherYAML", "UsherDiagnostics"],
                 swiftSettings: strict),
-        .target(name: "UsherEngine", dependencies: ["UsherRules", "UsherText"], swiftSettings: strict),
+        .target(name: "UsherEngine", dependencies: ["UsherRules", "UsherText", "UsherYAML"], swiftSettings: strict),
         .target(name: "UsherStore", dependencies: ["UsherEngine"], swiftSettings: strict),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),

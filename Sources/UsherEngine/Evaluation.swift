@@ -1,6 +1,7 @@
 import Foundation
 import UsherRules
 import UsherText
+import UsherYAML
 
 /// The evaluation of one customer message: rules in order, guards, limits, effects.
 struct Evaluation {

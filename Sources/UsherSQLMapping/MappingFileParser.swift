@@ -1,5 +1,4 @@
 import UsherDiagnostics
-import UsherRules
 import UsherYAML
 
 /// Turns a mapping file's document into an `SQLMapping` (docs/mapping.md), reporting every

@@ -1,5 +1,4 @@
 public import UsherDiagnostics
-import UsherRules
 import UsherYAML
 import Foundation
 

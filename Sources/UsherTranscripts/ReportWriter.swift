@@ -1,5 +1,6 @@
 public import Foundation
 public import UsherRules
+import UsherYAML
 
 /// A bot taking part in a replay, as reports name it.
 public struct ReplayBotInfo: Sendable {

@@ -2,6 +2,7 @@ public import Foundation
 public import UsherDiagnostics
 import UsherRules
 import UsherText
+import UsherYAML
 
 /// One test file of a bot (`bots/<bot>/tests/*.yaml`), parsed and checked against the bot:
 /// its tests, in file order. Load one with `RuleTestSuite.load(path:bot:)`, run it with

@@ -2,6 +2,7 @@ import Foundation
 import UsherDiagnostics
 import UsherEngine
 import UsherRules
+import UsherYAML
 
 /// `usher explain BOT TEXT`: every rule's verdict for one customer message.
 enum ExplainCommand: Command {

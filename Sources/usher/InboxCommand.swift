@@ -1,5 +1,6 @@
 import Foundation
 import UsherStore
+import UsherYAML
 
 /// `usher inbox`: the conversations waiting for an agent, oldest first.
 enum InboxCommand: Command {
@@ -62,5 +63,3 @@ enum InboxCommand: Command {
         }
     }
 }
-
-import UsherRules

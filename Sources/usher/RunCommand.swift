@@ -2,9 +2,9 @@ import Dispatch
 import Foundation
 import UsherPostgres
 import UsherRuntime
-import UsherRules
 import UsherStdio
 import UsherStore
+import UsherYAML
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,10 +1,9 @@
 package import UsherDiagnostics
-package import UsherYAML
 package import Foundation
 
 /// Reads schema-checked values out of YAML nodes, collecting a diagnostic for every problem
-/// instead of stopping at the first. One per loaded document. `package`: the SQL mapping file
-/// (UsherSQLMapping) is read with it too.
+/// instead of stopping at the first. One per loaded document. `package`: bot and rule files
+/// (UsherRules) and the SQL mapping file (UsherSQLMapping) are read with it.
 package final class NodeReader {
     package let document: YAMLDocument
     package private(set) var diagnostics: [Diagnostic] = []
