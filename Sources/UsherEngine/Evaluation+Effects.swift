@@ -1,4 +1,5 @@
 import Foundation
+import UsherJSON
 import UsherRules
 
 extension Evaluation {

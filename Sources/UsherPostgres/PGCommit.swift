@@ -1,5 +1,6 @@
 import Foundation
 import UsherEngine
+import UsherJSON
 import UsherStore
 
 /// One group commit in one transaction, in one round trip when the batch is as its worker read

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import UsherJSON
 import UsherStore
 
 /// A connection that LISTENs on the store's channel and wakes waiters on every NOTIFY.

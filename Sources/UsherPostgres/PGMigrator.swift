@@ -1,4 +1,4 @@
-import UsherRules
+import UsherJSON
 import UsherStore
 
 /// Brings Usher's schema up to date under an advisory lock, so that workers starting together

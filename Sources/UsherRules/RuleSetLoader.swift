@@ -2,6 +2,7 @@ public import UsherDiagnostics
 public import UsherYAML
 public import UsherText
 import Foundation
+import UsherJSON
 
 /// What loading a bot or rule files produced: the rule set when there were no errors, every
 /// diagnostic (errors and lint warnings), and the text of each file read, for printing.
@@ -104,6 +105,7 @@ public enum RuleSetLoader {
                 return nil
             }
             hasher.add(bytes)
+            hasher.add(0xFF)   // between files (never in UTF-8): "ab" + "c" and "a" + "bc" differ
             let (doc, d) = YAMLLoader.load(path: path, bytes: bytes, limits: options.yaml)
             diagnostics += d
             sources.append(doc?.source ?? SourceText(
@@ -132,7 +134,7 @@ public enum RuleSetLoader {
                                   fallbackLocation: compiler.fallbackLocation,
                                   keywords: KeywordIndex(keywords: compiler.keywordTexts),
                                   patterns: compiler.patterns, patternLocations: compiler.patternLocations,
-                                  version: hasher.hex, sources: sources)
+                                  version: RuleSetLoader.version(hasher.value), sources: sources)
             diagnostics += RuleLinter(ruleSet: ruleSet).lint()
             return result(ruleSet)
         }
@@ -159,6 +161,12 @@ public enum RuleSetLoader {
         return text.split(separator: "\n").contains { $0.hasPrefix("bot:") }
     }
 
+    /// The rule-set version: the first 12 hex digits of the files' FNV-1a.
+    static func version(_ hash: UInt64) -> String {
+        let s = String(hash, radix: 16)
+        return String((String(repeating: "0", count: 16 - s.count) + s).prefix(12))
+    }
+
     private static func missing(_ path: String, bot: Bool) -> Diagnostic {
         var isDir: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDir)
@@ -167,29 +175,5 @@ public enum RuleSetLoader {
             : bot ? "no bot file at '\(path)'; a bot is a folder with a bot.yaml (see bots/support)"
                   : "no such file '\(path)'"
         return .error("unreadable-file", message, at: SourceLocation(file: path, line: 1, column: 1))
-    }
-}
-
-/// FNV-1a, 64-bit: a stable, fast fingerprint (the rule-set version, variant rotation). Unlike
-/// Swift's `Hasher`, the same input gives the same value in every process.
-public struct FNV1a: Sendable {
-    public private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
-    public init() {}
-
-    /// The hash of a string's UTF-8 bytes.
-    public static func hash(_ s: String) -> UInt64 {
-        var h = FNV1a()
-        for b in s.utf8 { h.value = (h.value ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return h.value
-    }
-
-    /// Adds a file's bytes, followed by a separator.
-    mutating func add(_ bytes: [UInt8]) {
-        for b in bytes { value = (value ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        value = (value ^ 0xFF) &* 0x0000_0100_0000_01B3
-    }
-    var hex: String {
-        let s = String(value, radix: 16)
-        return String((String(repeating: "0", count: 16 - s.count) + s).prefix(12))
     }
 }

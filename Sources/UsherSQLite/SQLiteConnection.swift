@@ -1,5 +1,6 @@
 internal import CSQLite
 import Foundation
+import UsherJSON
 import UsherStore
 
 /// One SQLite connection: the only owner of a `sqlite3` handle and of its prepared statements.

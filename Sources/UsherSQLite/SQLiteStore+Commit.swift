@@ -1,5 +1,6 @@
 import Foundation
 import UsherEngine
+import UsherJSON
 import UsherStore
 
 extension SQLiteStore {

@@ -1,5 +1,6 @@
 public import Foundation
 public import UsherEngine
+import UsherJSON
 public import UsherStore
 
 /// The embedded store (DESIGN.md §7): the native schema in one SQLite file, in WAL mode.

@@ -1,4 +1,5 @@
 import Foundation
+import UsherJSON
 import UsherSQLite
 import UsherStore
 

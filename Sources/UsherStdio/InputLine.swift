@@ -1,5 +1,6 @@
 import Foundation
 import UsherEngine
+import UsherJSON
 import UsherStore
 
 /// One line of input: a transcript event (DESIGN.md §5) or a close event.
@@ -53,7 +54,7 @@ enum InputLine {
         let conversation = try string("conversation", required: true)!
         let id: String
         switch object["id"] {
-        case nil, is NSNull: id = "\(source)-\(number)-\(Self.fnv1a(bytes))"
+        case nil, is NSNull: id = "\(source)-\(number)-\(String(FNV1a.hash(bytes), radix: 16))"
         case let s as String where !s.isEmpty: id = s
         default: throw Malformed(message: "\"id\" must be a non-empty string")
         }
@@ -92,16 +93,6 @@ enum InputLine {
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(s) { return d }
         if let d = try? Date.ISO8601FormatStyle().parse(s) { return d }
         return nil
-    }
-
-    /// FNV-1a, 64 bits, in hex: a stable id for a line without one.
-    static func fnv1a(_ bytes: ArraySlice<UInt8>) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes {
-            h ^= UInt64(b)
-            h &*= 0x100_0000_01b3
-        }
-        return String(h, radix: 16)
     }
 
     private static func reason(_ error: any Error) -> String {

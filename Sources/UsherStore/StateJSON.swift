@@ -1,5 +1,6 @@
 import Foundation
 package import UsherEngine
+package import UsherJSON
 
 /// `ConversationState` as JSON text, in exactly the shape its synthesized `Codable` conformance
 /// gives with a default `JSONEncoder` (same keys, dates as seconds since the reference date), so
@@ -113,13 +114,13 @@ package enum StateJSON {
         var seen = 0
         var duplicateRule = false
         try r.object(keys: keyBytes) { r, index in
-            guard let index, let key = Key(rawValue: index) else { throw JSONReader.Unexpected() }
-            guard seen & (1 << index) == 0 else { throw JSONReader.Unexpected() }   // a key twice
+            guard let index, let key = Key(rawValue: index) else { throw JSONError("a key not known to this build", at: r.offset) }
+            guard seen & (1 << index) == 0 else { throw JSONError("a key twice", at: r.offset) }
             seen |= 1 << index
             switch key {
             case .conversationID: s.conversationID = try r.string()
             case .owner:
-                guard let o = Owner(rawValue: try r.string()) else { throw JSONReader.Unexpected() }
+                guard let o = Owner(rawValue: try r.string()) else { throw JSONError("an unknown owner", at: r.offset) }
                 s.owner = o
             case .session: s.session = try r.int()
             case .sessionStartedAt:
@@ -139,10 +140,10 @@ package enum StateJSON {
                         case 0: rule = try r.string()
                         case 1: fires = try r.int()
                         case 2: last = try r.double()
-                        default: throw JSONReader.Unexpected()
+                        default: throw JSONError("a key not known to this build", at: r.offset)
                         }
                     }
-                    guard let rule, let fires, let last else { throw JSONReader.Unexpected() }
+                    guard let rule, let fires, let last else { throw JSONError("a rule mark without all its keys", at: r.offset) }
                     if s.marks.contains(where: { $0.rule == rule }) { duplicateRule = true }
                     // RuleMark has no public initializer: recordFire appends one.
                     s.recordFire(of: rule, at: Date(timeIntervalSinceReferenceDate: last))
@@ -160,7 +161,9 @@ package enum StateJSON {
             }
         }
         try r.end()
-        guard seen & requiredMask == requiredMask, !duplicateRule else { throw JSONReader.Unexpected() }
+        guard seen & requiredMask == requiredMask, !duplicateRule else {
+            throw JSONError("a required key missing, or a rule marked twice", at: r.offset)
+        }
         return s
     }
 }

@@ -1,95 +1,48 @@
 import Foundation
+import UsherJSON
 
 /// A byte buffer that report writers fill one conversation at a time and hand to a
 /// `ReportOutput` in one piece. A value on the writer's stack: appending costs no reference
-/// counting, no exclusivity check and no intermediate `String`.
+/// counting, no exclusivity check and no intermediate `String`. JSON goes through the project's
+/// one `JSONWriter`, which holds the bytes; text, HTML and times are written here.
 struct ReportBytes {
-    private(set) var bytes: [UInt8] = []
+    private var w: JSONWriter
 
-    init(capacity: Int = 4096) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 4096) { w = JSONWriter(capacity: capacity) }
 
-    var isEmpty: Bool { bytes.isEmpty }
-    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    var bytes: [UInt8] { w.bytes }
+    var isEmpty: Bool { w.bytes.isEmpty }
+    mutating func removeAll() { w.reset() }
 
     /// Text as it is.
-    mutating func raw(_ s: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
-    }
+    mutating func raw(_ s: StaticString) { w.raw(s) }
 
     /// Text as it is.
     mutating func text(_ s: String) {
         var s = s
-        s.withUTF8 { bytes.append(contentsOf: $0) }
+        s.withUTF8 { w.bytes.append(contentsOf: $0) }
     }
 
-    mutating func int(_ n: Int) {
-        if n < 0 {
-            bytes.append(0x2D)
-            if n == .min { text(String(n).dropFirst().description); return }
-            int(-n)
-            return
-        }
-        if n < 10 { bytes.append(0x30 + UInt8(n)); return }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var k = 0
-        var v = n
-        withUnsafeMutableBytes(of: &digits) { d in
-            while v > 0 {
-                d[k] = 0x30 + UInt8(v % 10)
-                v /= 10
-                k += 1
-            }
-            for j in stride(from: k - 1, through: 0, by: -1) { bytes.append(d[j]) }
-        }
-    }
+    mutating func int(_ n: Int) { w.int(n) }
 
-    mutating func bool(_ b: Bool) { if b { raw("true") } else { raw("false") } }
+    mutating func bool(_ b: Bool) { w.bool(b) }
 
     /// `s` as a JSON string literal, quotes included.
-    mutating func json(_ s: String) {
-        bytes.append(0x22)
-        var s = s
-        s.withUTF8 { u in
-            var from = 0
-            var i = 0
-            while i < u.count {
-                let b = u[i]
-                if b < 0x20 || b == 0x22 || b == 0x5C {
-                    if from < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[from..<i])) }
-                    switch b {
-                    case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-                    case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-                    case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
-                    case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
-                    case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
-                    default:
-                        let hex: StaticString = "0123456789abcdef"
-                        bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex.utf8Start[Int(b >> 4)], hex.utf8Start[Int(b & 0xF)]])
-                    }
-                    from = i + 1
-                }
-                i += 1
-            }
-            if from < u.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[from..<u.count])) }
-        }
-        bytes.append(0x22)
-    }
+    mutating func json(_ s: String) { w.string(s) }
 
     /// A JSON string or `null`.
     mutating func json(_ s: String?) {
-        if let s { json(s) } else { raw("null") }
+        if let s { w.string(s) } else { w.null() }
     }
 
-    /// A JSON array of strings.
+    /// A JSON array of strings, `[a, b]`.
     mutating func json(_ a: [String]) {
-        bytes.append(0x5B)
+        w.byte(0x5B)
         for (i, s) in a.enumerated() {
-            if i > 0 { raw(", ") }
-            json(s)
+            if i > 0 { w.raw(", ") }
+            w.string(s)
         }
-        bytes.append(0x5D)
+        w.byte(0x5D)
     }
 
     /// `s` escaped for HTML text and attribute values (`& < > " '`).
@@ -101,7 +54,7 @@ struct ReportBytes {
             while i < u.count {
                 let b = u[i]
                 if b == 0x26 || b == 0x3C || b == 0x3E || b == 0x22 || b == 0x27 {
-                    if from < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[from..<i])) }
+                    if from < i { w.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[from..<i])) }
                     switch b {
                     case 0x26: raw("&amp;")
                     case 0x3C: raw("&lt;")
@@ -113,7 +66,7 @@ struct ReportBytes {
                 }
                 i += 1
             }
-            if from < u.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[from..<u.count])) }
+            if from < u.count { w.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[from..<u.count])) }
         }
     }
 
@@ -142,8 +95,8 @@ struct ReportBytes {
                 let space = pendingSpace ? 1 : 0
                 let total = n + space + scalars
                 if total < maxScalars || (total == maxScalars && !Self.hasVisible(u, from: j)) {
-                    if pendingSpace { bytes.append(0x20) }
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[i..<j]))
+                    if pendingSpace { w.bytes.append(0x20) }
+                    w.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[i..<j]))
                     n = total
                     pendingSpace = false
                     i = j
@@ -152,7 +105,7 @@ struct ReportBytes {
                 // The limit falls inside this run: as much as fits before "…".
                 let room = maxScalars - 1 - n - space
                 if room > 0 {
-                    if pendingSpace { bytes.append(0x20) }
+                    if pendingSpace { w.bytes.append(0x20) }
                     var k = i
                     var taken = 0
                     while k < j {
@@ -162,9 +115,9 @@ struct ReportBytes {
                         }
                         k += 1
                     }
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[i..<k]))
+                    w.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[i..<k]))
                 }
-                bytes.append(contentsOf: [0xE2, 0x80, 0xA6])   // …
+                w.bytes.append(contentsOf: [0xE2, 0x80, 0xA6])   // …
                 return
             }
         }
@@ -188,10 +141,10 @@ struct ReportBytes {
         let days = whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400
         let secs = whole - days * 86_400
         let (y, m, d) = TranscriptTime.civilFromDays(days)
-        digits(y, 4); bytes.append(0x2D); digits(m, 2); bytes.append(0x2D); digits(d, 2); bytes.append(0x54)
-        digits(secs / 3600, 2); bytes.append(0x3A); digits(secs / 60 % 60, 2); bytes.append(0x3A); digits(secs % 60, 2)
-        if millis > 0 { bytes.append(0x2E); digits(millis, 3) }
-        bytes.append(0x5A)
+        digits(y, 4); w.bytes.append(0x2D); digits(m, 2); w.bytes.append(0x2D); digits(d, 2); w.bytes.append(0x54)
+        digits(secs / 3600, 2); w.bytes.append(0x3A); digits(secs / 60 % 60, 2); w.bytes.append(0x3A); digits(secs % 60, 2)
+        if millis > 0 { w.bytes.append(0x2E); digits(millis, 3) }
+        w.bytes.append(0x5A)
     }
 
     /// `v` in exactly `width` digits (0 ≤ v, more digits when it does not fit).
@@ -201,7 +154,7 @@ struct ReportBytes {
         if v >= p * 10 { int(v); return }
         var v = v
         while p > 0 {
-            bytes.append(0x30 + UInt8(v / p))
+            w.bytes.append(0x30 + UInt8(v / p))
             v %= p
             p /= 10
         }

@@ -1,6 +1,7 @@
 public import Foundation
 public import UsherEngine
 import UsherDiagnostics
+import UsherJSON
 
 /// Reads a transcript file line by line, plain or gzip-compressed, in either shape of
 /// `TranscriptFormat` (decided per line), without reading the file into memory.
@@ -91,9 +92,9 @@ public final class TranscriptReader {
     }
 
     private func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(TranscriptError) -> TranscriptRecord {
-        let root: JSONLineValue
+        let root: JSONValue
         do {
-            root = try JSONLineParser.parse(bytes)
+            root = try JSONReader.parse(bytes)
         } catch {
             throw fail("bad-json", "not valid JSON: \(error.message)", bytes, at: error.offset)
         }
@@ -110,8 +111,8 @@ public final class TranscriptReader {
     }
 
     /// A string member, or a number written as one (`"id": 42`).
-    private func text(_ v: JSONLineValue?, _ key: String, required: Bool, numbers: Bool = false, _ bytes: UnsafeBufferPointer<UInt8>,
-                      in object: JSONLineValue) throws(TranscriptError) -> String? {
+    private func text(_ v: JSONValue?, _ key: String, required: Bool, numbers: Bool = false, _ bytes: UnsafeBufferPointer<UInt8>,
+                      in object: JSONValue) throws(TranscriptError) -> String? {
         guard let v else {
             if required { throw fail("missing-key", "missing \"\(key)\"", bytes, at: object.offset) }
             return nil
@@ -125,7 +126,7 @@ public final class TranscriptReader {
         }
     }
 
-    private func role(_ v: JSONLineValue, key: String, _ bytes: UnsafeBufferPointer<UInt8>) throws(TranscriptError) -> SenderRole {
+    private func role(_ v: JSONValue, key: String, _ bytes: UnsafeBufferPointer<UInt8>) throws(TranscriptError) -> SenderRole {
         guard case let .string(name) = v.kind else {
             throw fail("wrong-type", "\"\(key)\" must be a string, got \(v.typeName)", bytes, at: v.offset)
         }
@@ -144,7 +145,7 @@ public final class TranscriptReader {
         return nil
     }
 
-    private func event(_ o: JSONLineValue, _ bytes: UnsafeBufferPointer<UInt8>) throws(TranscriptError) -> TranscriptMessage {
+    private func event(_ o: JSONValue, _ bytes: UnsafeBufferPointer<UInt8>) throws(TranscriptError) -> TranscriptMessage {
         let conversation = try text(o["conversation"], "conversation", required: true, numbers: true, bytes, in: o)!
         let id = try text(o["id"], "id", required: false, numbers: true, bytes, in: o) ?? "\(displayName):\(lines.lineNumber)"
         guard let fromValue = o["from"] else { throw fail("missing-key", "missing \"from\" (customer, agent, bot or system)", bytes, at: o.offset) }
@@ -173,7 +174,7 @@ public final class TranscriptReader {
                                  locale: try text(o["locale"], "locale", required: false, bytes, in: o))
     }
 
-    private func conversation(_ o: JSONLineValue, _ turns: JSONLineValue, _ bytes: UnsafeBufferPointer<UInt8>) throws(TranscriptError) -> TranscriptConversation {
+    private func conversation(_ o: JSONValue, _ turns: JSONValue, _ bytes: UnsafeBufferPointer<UInt8>) throws(TranscriptError) -> TranscriptConversation {
         let key = o["turns"] != nil ? "turns" : "messages"
         let id = try text(o["id"], "id", required: false, numbers: true, bytes, in: o) ?? "\(displayName):\(lines.lineNumber)"
         guard case let .array(items) = turns.kind else {

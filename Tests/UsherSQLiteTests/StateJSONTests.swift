@@ -48,26 +48,6 @@ struct StateJSONTests {
         #expect(try StateJSON.decode(theirs) == s)
     }
 
-    @Test func theWriterWritesWhatFoundationReads() throws {
-        let ints = [0, 7, -3, 10, 1_000_000, Int.max, Int.min]
-        let strings = ["", "plain", "say \"hi\"", "back\\slash", "\u{0}\u{1F}\n\t", "🙂 退款"]
-        var w = JSONWriter(capacity: 0)
-        w.byte(UInt8(ascii: "{"))
-        w.key("ints", first: true)
-        w.byte(UInt8(ascii: "["))
-        for (i, v) in ints.enumerated() {
-            if i > 0 { w.byte(UInt8(ascii: ",")) }
-            w.int(v)
-        }
-        w.byte(UInt8(ascii: "]"))
-        w.key("strings")
-        w.stringArray(strings)
-        w.byte(UInt8(ascii: "}"))
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(w.bytes)) as? [String: Any])
-        #expect((object["ints"] as? [NSNumber])?.map(\.int64Value) == ints.map(Int64.init))
-        #expect(object["strings"] as? [String] == strings)
-    }
-
     @Test func unknownKeysFallBackToTheFullDecoder() throws {
         var text = StateJSON.encode(Self.full)
         text.removeLast()

@@ -1,5 +1,8 @@
-/// Writes JSON text into a byte buffer, for the few shapes the store stores (state, tags,
-/// metadata) — about ten times faster than `JSONEncoder` on this hot path.
+/// Writes JSON text into a byte buffer: stored states, the stdio store's action lines, the
+/// replay reports. About ten times faster than `JSONEncoder` on the store's commit path; strings
+/// are escaped as `JSONEncoder` escapes them and numbers read back exactly, so either side reads
+/// what the other wrote. The caller writes the punctuation between values (`byte`, `raw`), so
+/// any layout can be written.
 package struct JSONWriter {
     package var bytes: [UInt8] = []
 
@@ -92,7 +95,8 @@ package struct JSONWriter {
         }
     }
 
-    /// Shortest text that reads back as the same `Double` (what `JSONEncoder` writes too).
+    /// The shortest text that reads back as the same `Double`, as `JSONEncoder` writes it, except
+    /// that a whole number keeps its `.0` (`12.0` where `JSONEncoder` writes `12`).
     package mutating func double(_ v: Double) {
         if v.isFinite, v == v.rounded(.towardZero), abs(v) < 1e15 {
             int(Int(v))
@@ -104,6 +108,8 @@ package struct JSONWriter {
     }
 
     package mutating func bool(_ v: Bool) { v ? raw("true") : raw("false") }
+
+    package mutating func null() { raw("null") }
 
     package mutating func stringArray(_ a: [String]) {
         bytes.append(UInt8(ascii: "["))
