@@ -4,29 +4,34 @@
 /// it may be stored, compared across workers and written into SQL.
 ///
 /// A value of this type hashes incrementally in 64 bits; `hash32` is the 32-bit variant, for
-/// callers whose stored or shared values were made with it.
+/// callers whose stored or shared values were made with it. Inlinable, so that each caller's
+/// loop is specialised for its byte collection instead of going through `Sequence` per byte.
 public struct FNV1a: Sendable {
-    private static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
-    private static let prime: UInt64 = 0x0000_0100_0000_01b3
+    @usableFromInline static let prime: UInt64 = 0x0000_0100_0000_01b3
+    @usableFromInline var state: UInt64 = 0xcbf2_9ce4_8422_2325
 
     /// The hash of everything added so far (the offset basis when nothing was).
-    public private(set) var value: UInt64 = basis
+    @inlinable public var value: UInt64 { state }
 
-    public init() {}
+    /// A hash of nothing yet.
+    @inlinable public init() {}
 
     /// Adds one byte.
-    @inline(__always)
-    public mutating func add(_ byte: UInt8) { value = (value ^ UInt64(byte)) &* Self.prime }
+    @inlinable @inline(__always)
+    public mutating func add(_ byte: UInt8) { state = (state ^ UInt64(byte)) &* Self.prime }
 
     /// Adds bytes in order.
+    @inlinable
     public mutating func add(_ bytes: some Sequence<UInt8>) {
         for b in bytes { add(b) }
     }
 
     /// The 64-bit hash of a string's UTF-8 bytes.
+    @inlinable
     public static func hash(_ s: String) -> UInt64 { hash(s.utf8) }
 
     /// The 64-bit hash of `bytes`.
+    @inlinable
     public static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var h = FNV1a()
         h.add(bytes)
@@ -34,6 +39,7 @@ public struct FNV1a: Sendable {
     }
 
     /// The 32-bit hash of a string's UTF-8 bytes (FNV-1a with the 32-bit basis and prime).
+    @inlinable
     public static func hash32(_ s: String) -> UInt32 {
         var h: UInt32 = 0x811c_9dc5
         for b in s.utf8 { h = (h ^ UInt32(b)) &* 0x0100_0193 }

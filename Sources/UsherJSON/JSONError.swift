@@ -1,12 +1,13 @@
 /// JSON text that does not read as expected: what is wrong, for people, and the byte offset
 /// where it was noticed (callers turn it into a column).
-package struct JSONError: Error, Sendable, Equatable {
+public struct JSONError: Error, Sendable, Equatable {
     /// What is wrong: "trailing comma before '}'".
-    package var message: String
+    public var message: String
     /// Byte offset in the text read.
-    package var offset: Int
+    public var offset: Int
 
-    package init(_ message: String, at offset: Int) {
+    /// `message` about the byte at `offset`.
+    public init(_ message: String, at offset: Int) {
         self.message = message
         self.offset = offset
     }

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Reads JSON text (RFC 8259) from bytes, strictly: no trailing commas, comments, single
 /// quotes or leading zeros, at most `maxDepth` levels of nesting. It works on the raw bytes and
 /// allocates only the strings it returns. Two ways to read, one grammar:
@@ -14,27 +8,33 @@ import Darwin
 /// - `parse(_:)`, a whole text as a `JSONValue` tree with the offset of every value: measured
 ///   on the 5,000 conversations of the cucom data set, `JSONSerialization` takes about 300 ms
 ///   to parse the lines alone, the whole transcript read path (gunzip, parse, messages) about
-///   100 ms with this reader.
+///   50 ms with this reader (`usher-bench --only replay`, "read only").
 ///
 /// Every mistake throws a `JSONError` with a message for people and its byte offset. The
 /// messages call the text "the line": every text whose errors people see is one line of JSON
 /// Lines (transcripts). Invalid UTF-8 inside a string, and a lone UTF-16 surrogate escape,
 /// become U+FFFD.
-package struct JSONReader {
+public struct JSONReader {
     /// Deeper nesting is an error (it would only come from a broken or hostile file).
-    package static let maxDepth = 64
+    public static let maxDepth = 64
 
-    private let buf: UnsafeBufferPointer<UInt8>
-    private var i = 0
-    private var depth = 0
+    // Public and inlinable (with what they use): a store reads a state member by member, and a
+    // call per value cost about a third of the read. Swift 6.3 does not inline `@inlinable
+    // package` code into other modules (measured 2026-12-05), hence `public`.
+    @usableFromInline let buf: UnsafeBufferPointer<UInt8>
+    @usableFromInline var i = 0
+    @usableFromInline var depth = 0
 
-    package init(_ buf: UnsafeBufferPointer<UInt8>) { self.buf = buf }
+    /// A reader at the start of `buf`, which must outlive it.
+    @inlinable
+    public init(_ buf: UnsafeBufferPointer<UInt8>) { self.buf = buf }
 
     /// Byte offset of the next byte to read.
-    package var offset: Int { i }
+    @inlinable
+    public var offset: Int { i }
 
     /// Parses one complete JSON text: one value, white space around it allowed.
-    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONError) -> JSONValue {
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONError) -> JSONValue {
         var r = JSONReader(bytes)
         r.skipSpace()
         guard r.i < bytes.count else { throw JSONError("the line has no JSON value", at: 0) }
@@ -45,8 +45,8 @@ package struct JSONReader {
 
     // MARK: Tokens
 
-    @inline(__always)
-    private mutating func skipSpace() {
+    @inlinable @inline(__always)
+    mutating func skipSpace() {
         while i < buf.count {
             switch buf[i] {
             case 0x20, 0x0A, 0x0D, 0x09: i += 1
@@ -56,27 +56,30 @@ package struct JSONReader {
     }
 
     /// The next byte after white space (not consumed).
-    @inline(__always)
-    private mutating func peek() throws(JSONError) -> UInt8 {
+    @inlinable @inline(__always)
+    mutating func peek() throws(JSONError) -> UInt8 {
         skipSpace()
         guard i < buf.count else { throw JSONError("the line ends in the middle of a JSON value", at: i) }
         return buf[i]
     }
 
     /// Reads `c`, the next byte after white space.
-    package mutating func expect(_ c: UInt8) throws(JSONError) {
+    @inlinable
+    public mutating func expect(_ c: UInt8) throws(JSONError) {
         guard try peek() == c else { throw JSONError("expected '\(Self.printable(c))', found \(describe(i))", at: i) }
         i += 1
     }
 
     /// Reads `c` if it is next after white space.
-    package mutating func consume(_ c: UInt8) throws(JSONError) -> Bool {
+    @inlinable
+    public mutating func consume(_ c: UInt8) throws(JSONError) -> Bool {
         if try peek() == c { i += 1; return true }
         return false
     }
 
     /// Checks that nothing but white space is left.
-    package mutating func end() throws(JSONError) {
+    @inlinable
+    public mutating func end() throws(JSONError) {
         skipSpace()
         if i < buf.count {
             throw JSONError("unexpected \(describe(i)) after the JSON value (one value per line)", at: i)
@@ -87,7 +90,8 @@ package struct JSONReader {
 
     /// Iterates an object's members: `body` gets each key and must read its value. Repeated
     /// keys are passed on as they come.
-    package mutating func object(_ body: (inout JSONReader, String) throws -> Void) throws {
+    @inlinable @inline(__always)
+    public mutating func object(_ body: (inout JSONReader, String) throws -> Void) throws {
         guard try open(.object) else { return }
         repeat {
             try keyStart()
@@ -101,19 +105,23 @@ package struct JSONReader {
     /// Iterates an object's members by key index: `body` gets the position of the key in `keys`
     /// (nil for another key) and must read its value. Keys are compared as UTF-8 bytes, without
     /// building a `String` unless the key has escapes.
-    package mutating func object(keys: [[UInt8]], _ body: (inout JSONReader, Int?) throws -> Void) throws {
+    @inlinable @inline(__always)
+    public mutating func object(keys: JSONKeys, _ body: (inout JSONReader, Int?) throws -> Void) throws {
         guard try open(.object) else { return }
+        var hint = 0
         repeat {
             try keyStart()
             let keyOffset = i
-            let index = try keyIndex(in: keys)
+            let index = try keyIndex(in: keys, hint: hint)
+            if let index { hint = index + 1 }
             try colon(afterKeyAt: keyOffset)
             try body(&self, index)
         } while try next(.object)
     }
 
     /// Iterates an array's elements: `body` must read each one.
-    package mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
+    @inlinable @inline(__always)
+    public mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
         guard try open(.array) else { return }
         repeat {
             try itemStart()
@@ -121,35 +129,42 @@ package struct JSONReader {
         } while try next(.array)
     }
 
-    package mutating func stringArray() throws -> [String] {
+    /// An array of strings.
+    @inlinable
+    public mutating func stringArray() throws -> [String] {
         var out: [String] = []
         try array { r in out.append(try r.string()) }
         return out
     }
 
-    package mutating func stringMap() throws -> [String: String] {
+    /// An object whose values are strings; of a repeated key, the last value.
+    @inlinable
+    public mutating func stringMap() throws -> [String: String] {
         var out: [String: String] = [:]
         try object { r, k in out[k] = try r.string() }
         return out
     }
 
-    private mutating func enter() throws(JSONError) {
+    @inlinable @inline(__always)
+    mutating func enter() throws(JSONError) {
         depth += 1
         if depth > Self.maxDepth { throw JSONError("nested more than \(Self.maxDepth) levels deep", at: i) }
     }
 
     /// An object or an array: what their messages say.
-    private enum Container {
+    @usableFromInline
+    enum Container {
         case object, array
 
-        var open: UInt8 { self == .object ? UInt8(ascii: "{") : UInt8(ascii: "[") }
-        var close: UInt8 { self == .object ? UInt8(ascii: "}") : UInt8(ascii: "]") }
-        var name: String { self == .object ? "an object" : "an array" }
-        var item: String { self == .object ? "a member" : "an array item" }
+        @inlinable var open: UInt8 { self == .object ? UInt8(ascii: "{") : UInt8(ascii: "[") }
+        @inlinable var close: UInt8 { self == .object ? UInt8(ascii: "}") : UInt8(ascii: "]") }
+        @usableFromInline var name: String { self == .object ? "an object" : "an array" }
+        @usableFromInline var item: String { self == .object ? "a member" : "an array item" }
     }
 
     /// Reads `{` or `[`; `false` when the container is empty (its `}` or `]` read too).
-    private mutating func open(_ c: Container) throws(JSONError) -> Bool {
+    @inlinable @inline(__always)
+    mutating func open(_ c: Container) throws(JSONError) -> Bool {
         guard try peek() == c.open else { throw expected(c.name) }
         try enter()
         i += 1
@@ -163,7 +178,8 @@ package struct JSONReader {
     }
 
     /// After a member or an item: `true` when `,` and another one follow, `false` at the end.
-    private mutating func next(_ c: Container) throws(JSONError) -> Bool {
+    @inlinable @inline(__always)
+    mutating func next(_ c: Container) throws(JSONError) -> Bool {
         skipSpace()
         guard i < buf.count else {
             throw JSONError("the line ends inside \(c.name) (missing '\(Self.printable(c.close))')", at: i)
@@ -174,7 +190,8 @@ package struct JSONReader {
     }
 
     /// Checks that a member's key in double quotes comes next.
-    private mutating func keyStart() throws(JSONError) {
+    @inlinable @inline(__always)
+    mutating func keyStart() throws(JSONError) {
         skipSpace()
         guard i < buf.count else { throw JSONError("the line ends inside an object (missing '}')", at: i) }
         guard buf[i] == UInt8(ascii: "\"") else {
@@ -184,7 +201,8 @@ package struct JSONReader {
     }
 
     /// Reads the `:` after the key that starts at `keyOffset`.
-    private mutating func colon(afterKeyAt keyOffset: Int) throws(JSONError) {
+    @inlinable @inline(__always)
+    mutating func colon(afterKeyAt keyOffset: Int) throws(JSONError) {
         skipSpace()
         guard i < buf.count, buf[i] == UInt8(ascii: ":") else {
             var again = self
@@ -195,51 +213,48 @@ package struct JSONReader {
         i += 1
     }
 
-    private mutating func itemStart() throws(JSONError) {
+    @inlinable @inline(__always)
+    mutating func itemStart() throws(JSONError) {
         skipSpace()
         if i < buf.count, buf[i] == UInt8(ascii: "]") { throw JSONError("trailing comma before ']'", at: i) }
     }
 
     /// Reads a key (at its opening quote) and finds it in `keys`.
-    private mutating func keyIndex(in keys: [[UInt8]]) throws(JSONError) -> Int? {
+    @inlinable @inline(__always)
+    mutating func keyIndex(in keys: JSONKeys, hint: Int) throws(JSONError) -> Int? {
         let open = i
         i += 1
         let start = i
         while i < buf.count, buf[i] != UInt8(ascii: "\""), buf[i] != UInt8(ascii: "\\"), buf[i] >= 0x20 { i += 1 }
         if i < buf.count, buf[i] == UInt8(ascii: "\"") {
             i += 1
-            return Self.index(of: UnsafeBufferPointer(rebasing: buf[start..<i - 1]), in: keys)
+            return keys.index(of: UnsafeBufferPointer(rebasing: buf[start..<i - 1]), hint: hint)
         }
         i = open
         var key = try scanString()   // escapes, or a mistake to report
-        return key.withUTF8 { Self.index(of: $0, in: keys) }
-    }
-
-    private static func index(of key: UnsafeBufferPointer<UInt8>, in keys: [[UInt8]]) -> Int? {
-        for (n, k) in keys.enumerated() where k.count == key.count {
-            if k.isEmpty || k.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0 }) {
-                return n
-            }
-        }
-        return nil
+        return key.withUTF8 { keys.index(of: $0, hint: hint) }
     }
 
     // MARK: Scalars
 
     /// `null` → true (read); otherwise false and nothing read.
-    package mutating func null() throws(JSONError) -> Bool {
+    @inlinable
+    public mutating func null() throws(JSONError) -> Bool {
         guard try peek() == UInt8(ascii: "n") else { return false }
         try literal("null")
         return true
     }
 
-    package mutating func string() throws(JSONError) -> String {
+    /// A string.
+    @inlinable
+    public mutating func string() throws(JSONError) -> String {
         guard try peek() == UInt8(ascii: "\"") else { throw expected("a string") }
         return try scanString()
     }
 
     /// An integer: a number without fraction or exponent that fits in an `Int`.
-    package mutating func int() throws(JSONError) -> Int {
+    @inlinable
+    public mutating func int() throws(JSONError) -> Int {
         guard try Self.startsNumber(peek()) else { throw expected("a whole number") }
         let start = i
         guard try scanNumber() else { throw JSONError("expected a whole number, found \(text(start..<i))", at: start) }
@@ -258,7 +273,8 @@ package struct JSONReader {
     }
 
     /// A finite number.
-    package mutating func double() throws(JSONError) -> Double {
+    @inlinable
+    public mutating func double() throws(JSONError) -> Double {
         guard try Self.startsNumber(peek()) else { throw expected("a number") }
         let start = i
         _ = try scanNumber()
@@ -271,7 +287,7 @@ package struct JSONReader {
     // MARK: Whole values
 
     /// The next value as a tree, with the offset of every value. Repeated keys are an error.
-    package mutating func value() throws(JSONError) -> JSONValue {
+    public mutating func value() throws(JSONError) -> JSONValue {
         let c = try peek()
         let start = i
         switch c {
@@ -315,7 +331,8 @@ package struct JSONReader {
 
     // MARK: Scanning
 
-    private mutating func literal(_ word: StaticString) throws(JSONError) {
+    @inlinable
+    mutating func literal(_ word: StaticString) throws(JSONError) {
         let n = word.utf8CodeUnitCount
         let p = word.utf8Start
         guard i + n <= buf.count else { throw JSONError("expected a JSON value, found \(describe(i))", at: i) }
@@ -325,13 +342,15 @@ package struct JSONReader {
         i += n
     }
 
-    private static func startsNumber(_ c: UInt8) -> Bool {
+    @inlinable
+    static func startsNumber(_ c: UInt8) -> Bool {
         c == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c)
     }
 
     /// Reads a number (at its first byte) by RFC 8259's grammar; `true` when it has neither a
     /// fraction nor an exponent.
-    private mutating func scanNumber() throws(JSONError) -> Bool {
+    @inlinable
+    mutating func scanNumber() throws(JSONError) -> Bool {
         if buf[i] == UInt8(ascii: "-") { i += 1 }
         let intStart = i
         let n = digits()
@@ -354,15 +373,16 @@ package struct JSONReader {
         return integral
     }
 
-    @inline(__always)
-    private mutating func digits() -> Int {
+    @inlinable @inline(__always)
+    mutating func digits() -> Int {
         let s = i
         while i < buf.count, buf[i] >= UInt8(ascii: "0"), buf[i] <= UInt8(ascii: "9") { i += 1 }
         return i - s
     }
 
     /// A string starting at its opening quote; leaves the reader after the closing quote.
-    private mutating func scanString() throws(JSONError) -> String {
+    @inlinable
+    mutating func scanString() throws(JSONError) -> String {
         let open = i
         i += 1
         let start = i
@@ -374,10 +394,15 @@ package struct JSONReader {
                 i += 1
                 return s
             }
-            if b == UInt8(ascii: "\\") { break }
-            if b < 0x20 { throw controlCharacter(b) }
+            if b == UInt8(ascii: "\\") || b < 0x20 { break }
             i += 1
         }
+        return try scanEscapedString(open: open, start: start)
+    }
+
+    /// The rest of a string from its first escape (or mistake) on, `i` there.
+    @usableFromInline
+    mutating func scanEscapedString(open: Int, start: Int) throws(JSONError) -> String {
         guard i < buf.count else { throw JSONError("unterminated string (missing closing '\"')", at: open) }
         var out = [UInt8](UnsafeBufferPointer(rebasing: buf[start..<i]))
         while i < buf.count {
@@ -449,7 +474,8 @@ package struct JSONReader {
 
     // MARK: Messages
 
-    private func controlCharacter(_ b: UInt8) -> JSONError {
+    @usableFromInline
+    func controlCharacter(_ b: UInt8) -> JSONError {
         let hex = String(b, radix: 16, uppercase: true)
         let name = b == 0x09 ? "a tab" : b == 0x0A ? "a line break" : b == 0x0D ? "a carriage return"
             : "control character U+00\(hex.count == 1 ? "0" : "")\(hex)"
@@ -457,21 +483,25 @@ package struct JSONReader {
     }
 
     /// "expected a string, found '4'", at the next byte.
-    private func expected(_ what: String) -> JSONError {
+    @usableFromInline
+    func expected(_ what: String) -> JSONError {
         JSONError("expected \(what), found \(describe(i))", at: i)
     }
 
-    private func text(_ range: Range<Int>) -> String {
+    @usableFromInline
+    func text(_ range: Range<Int>) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: buf[range]), as: UTF8.self)
     }
 
     /// `'x'` for a printable ASCII byte, else a description.
-    private func describe(_ at: Int) -> String {
+    @usableFromInline
+    func describe(_ at: Int) -> String {
         guard at < buf.count else { return "the end of the line" }
         let b = buf[at]
         return b >= 0x20 && b < 0x7F ? "'\(Self.printable(b))'"
             : b >= 0x80 ? "a non-ASCII character" : "control character 0x\(String(b, radix: 16))"
     }
 
-    private static func printable(_ b: UInt8) -> String { String(UnicodeScalar(b)) }
+    @usableFromInline
+    static func printable(_ b: UInt8) -> String { String(UnicodeScalar(b)) }
 }

@@ -1,7 +1,8 @@
 /// One JSON value read by `JSONReader.parse` or `JSONReader.value()`, with the byte offset
 /// where it starts (for error columns).
-package struct JSONValue: Sendable {
-    package enum Kind: Sendable {
+public struct JSONValue: Sendable {
+    /// What the value is, with its contents.
+    public enum Kind: Sendable {
         /// Members in the order written; keys are unique (duplicates are an error).
         case object([(key: String, value: JSONValue)])
         case array([JSONValue])
@@ -12,24 +13,26 @@ package struct JSONValue: Sendable {
         case null
     }
 
-    package var kind: Kind
+    /// What the value is.
+    public var kind: Kind
     /// Byte offset of the value's first byte in the text.
-    package var offset: Int
+    public var offset: Int
 
-    package init(kind: Kind, offset: Int) {
+    /// A value of `kind` starting at byte `offset`.
+    public init(kind: Kind, offset: Int) {
         self.kind = kind
         self.offset = offset
     }
 
     /// The member named `key` of an object, else `nil`.
-    package subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         guard case let .object(members) = kind else { return nil }
         for m in members where m.key == key { return m.value }
         return nil
     }
 
     /// What kind of value this is, for error messages ("expected a string, got a number").
-    package var typeName: String {
+    public var typeName: String {
         switch kind {
         case .object: "an object"
         case .array: "an array"

@@ -3,31 +3,41 @@
 /// are escaped as `JSONEncoder` escapes them and numbers read back exactly, so either side reads
 /// what the other wrote. The caller writes the punctuation between values (`byte`, `raw`), so
 /// any layout can be written.
-package struct JSONWriter {
-    package var bytes: [UInt8] = []
+///
+/// Public and inlinable, so that writers in other modules (a state, an action line) compile to
+/// appends: Swift 6.3 does not inline `@inlinable package` code into other modules.
+public struct JSONWriter {
+    /// The text written so far, as UTF-8.
+    public var bytes: [UInt8] = []
 
-    package init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
+    /// An empty writer with room for `capacity` bytes.
+    @inlinable
+    public init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
 
-    package mutating func reset() { bytes.removeAll(keepingCapacity: true) }
+    /// Empties the text, keeping the room.
+    @inlinable
+    public mutating func reset() { bytes.removeAll(keepingCapacity: true) }
 
-    @inline(__always)
-    package mutating func raw(_ s: StaticString) {
+    /// Text as it is (punctuation, `true`, a number written elsewhere).
+    @inlinable @inline(__always)
+    public mutating func raw(_ s: StaticString) {
         s.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    @inline(__always)
-    package mutating func byte(_ b: UInt8) { bytes.append(b) }
+    /// One byte as it is (`{`, `,`).
+    @inlinable @inline(__always)
+    public mutating func byte(_ b: UInt8) { bytes.append(b) }
 
     /// `"key":` (the key must need no escaping).
-    @inline(__always)
-    package mutating func key(_ k: StaticString, first: Bool = false) {
+    @inlinable @inline(__always)
+    public mutating func key(_ k: StaticString, first: Bool = false) {
         k.withUTF8Buffer { quoted($0, comma: !first, colon: true) }
     }
 
     /// `[,]"text"[:]` for text that needs no escaping, in one append: each `Array.append` call
     /// costs about as much as copying a short key.
-    @inline(__always)
-    private mutating func quoted(_ text: UnsafeBufferPointer<UInt8>, comma: Bool, colon: Bool) {
+    @inlinable @inline(__always)
+    mutating func quoted(_ text: UnsafeBufferPointer<UInt8>, comma: Bool, colon: Bool) {
         bytes.append(addingCapacity: text.count + 4) { out in
             out.withUnsafeMutableBufferPointer { b, count in
                 var i = count
@@ -43,42 +53,52 @@ package struct JSONWriter {
         }
     }
 
-    @inline(__always)
-    private static func needsEscape(_ c: UInt8) -> Bool { c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") }
+    @inlinable @inline(__always)
+    static func needsEscape(_ c: UInt8) -> Bool { c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") }
 
-    package mutating func string(_ s: String) {
+    /// A string, quoted and escaped.
+    @inlinable @inline(__always)
+    public mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { buf in
             if !buf.contains(where: Self.needsEscape) { return quoted(buf, comma: false, colon: false) }
-            bytes.append(UInt8(ascii: "\""))
-            var start = 0
-            for i in 0..<buf.count {
-                let c = buf[i]
-                if !Self.needsEscape(c) { continue }
-                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start..<i])) }
-                start = i + 1
-                switch c {
-                case UInt8(ascii: "\""): raw("\\\"")
-                case UInt8(ascii: "\\"): raw("\\\\")
-                case 0x0A: raw("\\n")
-                case 0x0D: raw("\\r")
-                case 0x09: raw("\\t")
-                case 0x08: raw("\\b")
-                case 0x0C: raw("\\f")
-                default:
-                    raw("\\u00")
-                    bytes.append(Self.hex[Int(c >> 4)])
-                    bytes.append(Self.hex[Int(c & 0xF)])
-                }
-            }
-            if start < buf.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start...])) }
-            bytes.append(UInt8(ascii: "\""))
+            escaped(buf)
         }
+    }
+
+    /// `buf` quoted, with its escapes.
+    @usableFromInline
+    mutating func escaped(_ buf: UnsafeBufferPointer<UInt8>) {
+        bytes.append(UInt8(ascii: "\""))
+        var start = 0
+        for i in 0..<buf.count {
+            let c = buf[i]
+            if !Self.needsEscape(c) { continue }
+            if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start..<i])) }
+            start = i + 1
+            switch c {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            default:
+                raw("\\u00")
+                bytes.append(Self.hex[Int(c >> 4)])
+                bytes.append(Self.hex[Int(c & 0xF)])
+            }
+        }
+        if start < buf.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start...])) }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    package mutating func int(_ v: Int) {
+    /// An integer.
+    @inlinable @inline(__always)
+    public mutating func int(_ v: Int) {
         bytes.append(addingCapacity: 20) { out in   // a sign and 19 digits
             out.withUnsafeMutableBufferPointer { b, count in
                 var m = v.magnitude
@@ -97,7 +117,8 @@ package struct JSONWriter {
 
     /// The shortest text that reads back as the same `Double`, as `JSONEncoder` writes it, except
     /// that a whole number keeps its `.0` (`12.0` where `JSONEncoder` writes `12`).
-    package mutating func double(_ v: Double) {
+    @inlinable @inline(__always)
+    public mutating func double(_ v: Double) {
         if v.isFinite, v == v.rounded(.towardZero), abs(v) < 1e15 {
             int(Int(v))
             raw(".0")
@@ -107,11 +128,17 @@ package struct JSONWriter {
         text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
-    package mutating func bool(_ v: Bool) { v ? raw("true") : raw("false") }
+    /// `true` or `false`.
+    @inlinable
+    public mutating func bool(_ v: Bool) { v ? raw("true") : raw("false") }
 
-    package mutating func null() { raw("null") }
+    /// `null`.
+    @inlinable
+    public mutating func null() { raw("null") }
 
-    package mutating func stringArray(_ a: [String]) {
+    /// An array of strings, `["a","b"]`.
+    @inlinable
+    public mutating func stringArray(_ a: [String]) {
         bytes.append(UInt8(ascii: "["))
         for (i, s) in a.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -121,7 +148,8 @@ package struct JSONWriter {
     }
 
     /// A string map with sorted keys (stable text for equal maps).
-    package mutating func stringMap(_ m: [String: String]) {
+    @inlinable
+    public mutating func stringMap(_ m: [String: String]) {
         bytes.append(UInt8(ascii: "{"))
         if m.count == 1, let (k, v) = m.first {
             string(k)
@@ -138,5 +166,7 @@ package struct JSONWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    package var text: String { String(decoding: bytes, as: UTF8.self) }
+    /// The text written so far.
+    @inlinable
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
 }

@@ -13,7 +13,7 @@ package import UsherJSON
 /// know yet.
 package enum StateJSON {
     /// The stored properties written, by their Codable key.
-    static var keys: Set<String> { Set(keyBytes.map { String(decoding: $0, as: UTF8.self) }) }
+    static var keys: Set<String> { Set(keyTable.names) }
 
     package static func encode(_ s: ConversationState, into w: inout JSONWriter) {
         w.byte(UInt8(ascii: "{"))
@@ -78,8 +78,8 @@ package enum StateJSON {
         case fallbacksInARow, marks, recentReplies, tags, metadata, channel, locale, customerName, customerID, version
     }
 
-    private static let keyBytes: [[UInt8]] = Key.allCases.map { k in
-        let name: String = switch k {
+    private static let keyTable = JSONKeys(Key.allCases.map { k in
+        switch k {
         case .conversationID: "conversationID"
         case .owner: "owner"
         case .session: "session"
@@ -98,10 +98,9 @@ package enum StateJSON {
         case .customerID: "customerID"
         case .version: "version"
         }
-        return Array(name.utf8)
-    }
+    })
 
-    private static let markKeys: [[UInt8]] = ["rule", "firesThisSession", "lastFiredAt"].map { Array($0.utf8) }
+    private static let markKeys = JSONKeys(["rule", "firesThisSession", "lastFiredAt"])
 
     /// Keys `ConversationState`'s synthesized `Decodable` requires (the non-optional properties).
     private static let requiredMask: Int = [Key.conversationID, .owner, .session, .customerMessages, .botReplies,
@@ -113,7 +112,7 @@ package enum StateJSON {
         var s = ConversationState(conversationID: "")
         var seen = 0
         var duplicateRule = false
-        try r.object(keys: keyBytes) { r, index in
+        try r.object(keys: keyTable) { r, index in
             guard let index, let key = Key(rawValue: index) else { throw JSONError("a key not known to this build", at: r.offset) }
             guard seen & (1 << index) == 0 else { throw JSONError("a key twice", at: r.offset) }
             seen |= 1 << index

@@ -125,7 +125,7 @@ struct JSONReaderTests {
     }
 
     @Test func objectsByKeyIndexMatchEscapedKeysAndPassOnOthers() throws {
-        let keys = [Array("name".utf8), Array("é".utf8), []]
+        let keys = JSONKeys(["name", "é", ""])
         var seen: [Int?] = []
         try reading(#"{"name":1, "\u00e9":2, "n\u0061me":3, "other":{"deep":[4]}, "":5}"#) { r in
             try r.object(keys: keys) { r, index in
