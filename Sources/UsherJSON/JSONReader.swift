@@ -43,6 +43,14 @@ public struct JSONReader {
         return v
     }
 
+    /// The 1-based column of byte `offset` of `bytes`, in Unicode scalars (as diagnostics count
+    /// columns): where to point at a `JSONError` or a `JSONValue`.
+    public static func column(ofOffset offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var n = 1
+        for k in 0..<min(offset, bytes.count) where bytes[k] & 0xC0 != 0x80 { n += 1 }
+        return n
+    }
+
     // MARK: Tokens
 
     @inlinable @inline(__always)

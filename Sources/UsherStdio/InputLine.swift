@@ -12,38 +12,40 @@ import UsherStore
 /// now (an ISO 8601 time, or seconds since 1970), `id` to one derived from the line's number
 /// and content (so feeding the same input again after a restart appends nothing twice — give
 /// real ids when lines can move). `channel` and `locale` set the conversation's fields. Unknown
-/// keys are ignored.
+/// keys are ignored. The JSON is read by the project's one reader (strict, nested at most 64
+/// levels deep), which says where a line stops being JSON.
 enum InputLine {
     struct Malformed: Error {
         var message: String
+        /// Where in the line, for JSON that does not parse (1-based, in Unicode scalars).
+        var column: Int?
     }
 
     /// The message a line describes, or `Malformed` saying what is wrong with it.
     static func parse(_ bytes: ArraySlice<UInt8>, number: Int, source: String, now: Date) throws(Malformed) -> NewMessage {
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        // The JSON reader turns invalid UTF-8 into U+FFFD; a line fed to the store must not.
+        guard String(validating: bytes, as: UTF8.self) != nil else {
             throw Malformed(message: "not valid UTF-8")
         }
-        guard text.first(where: { !$0.isWhitespace }) == "{" else {
+        guard bytes.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) == UInt8(ascii: "{") else {
             throw Malformed(message: "expected a JSON object, one per line")
         }
-        let object: [String: Any]
-        do {
-            guard let o = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-                throw Malformed(message: "expected a JSON object, one per line")
+        let parsed: Result<JSONValue, Malformed> = bytes.withUnsafeBufferPointer { b in
+            do throws(JSONError) {
+                return .success(try JSONReader.parse(b))
+            } catch {
+                return .failure(Malformed(message: "invalid JSON: \(error.message)",
+                                          column: JSONReader.column(ofOffset: error.offset, in: b)))
             }
-            object = o
-        } catch let error as Malformed {
-            throw error
-        } catch {
-            throw Malformed(message: "invalid JSON (\(Self.reason(error)))")
         }
+        let object = try parsed.get()
 
         func string(_ key: String, required: Bool = false) throws(Malformed) -> String? {
-            switch object[key] {
-            case nil, is NSNull:
+            switch object[key]?.kind {
+            case nil, .null?:
                 if required { throw Malformed(message: "missing \"\(key)\"") }
                 return nil
-            case let s as String:
+            case let .string(s)?:
                 if required && s.isEmpty { throw Malformed(message: "\"\(key)\" is empty") }
                 return s
             default:
@@ -53,21 +55,24 @@ enum InputLine {
 
         let conversation = try string("conversation", required: true)!
         let id: String
-        switch object["id"] {
-        case nil, is NSNull: id = "\(source)-\(number)-\(String(FNV1a.hash(bytes), radix: 16))"
-        case let s as String where !s.isEmpty: id = s
+        switch object["id"]?.kind {
+        case nil, .null?: id = "\(source)-\(number)-\(String(FNV1a.hash(bytes), radix: 16))"
+        case let .string(s)? where !s.isEmpty: id = s
         default: throw Malformed(message: "\"id\" must be a non-empty string")
         }
         let at: Date
-        switch object["at"] {
-        case nil, is NSNull: at = now
-        case let s as String:
+        switch object["at"]?.kind {
+        case nil, .null?: at = now
+        case let .string(s)?:
             guard let d = Self.date(s) else {
                 throw Malformed(message: "\"at\" is not an ISO 8601 time like 2026-11-29T10:00:00Z: '\(s.prefix(40))'")
             }
             at = d
-        case let n as NSNumber where n.doubleValue.isFinite:
-            at = Date(timeIntervalSince1970: n.doubleValue)
+        case let .number(n)?:
+            guard let seconds = Double(n), seconds.isFinite else {
+                throw Malformed(message: "\"at\" must be an ISO 8601 time or seconds since 1970")
+            }
+            at = Date(timeIntervalSince1970: seconds)
         default: throw Malformed(message: "\"at\" must be an ISO 8601 time or seconds since 1970")
         }
         let channel = try string("channel")
@@ -93,11 +98,5 @@ enum InputLine {
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(s) { return d }
         if let d = try? Date.ISO8601FormatStyle().parse(s) { return d }
         return nil
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        let ns = error as NSError
-        if let detail = ns.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
-        return ns.localizedDescription
     }
 }

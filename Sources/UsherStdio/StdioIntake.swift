@@ -3,7 +3,8 @@ public import UsherStore
 
 /// Feeds JSON lines (DESIGN.md §5 transcript events, and `{"conversation":…,"event":"close"}`)
 /// into a store, as a chat backend would write them. A malformed line gets one error line —
-/// `stdin:LINE: error: what is wrong` — on the error sink and is skipped; reading goes on.
+/// `stdin:LINE: error: what is wrong`, with `:COLUMN` after the line when the JSON does not
+/// parse — on the error sink and is skipped; reading goes on.
 public struct StdioIntake: Sendable {
     /// What a run read.
     public struct Summary: Sendable, Hashable {
@@ -68,7 +69,7 @@ public struct StdioIntake: Sendable {
         do {
             message = try InputLine.parse(bytes, number: number, source: source, now: clock())
         } catch {
-            report(number, error.message)
+            report(number, column: error.column, error.message)
             summary.malformed += 1
             return
         }
@@ -79,7 +80,7 @@ public struct StdioIntake: Sendable {
         if stored.seq > before { summary.appended += 1 } else { summary.duplicates += 1 }
     }
 
-    private func report(_ number: Int, _ message: String) {
-        try? errors.write(["\(source):\(number): error: \(message)"])
+    private func report(_ number: Int, column: Int? = nil, _ message: String) {
+        try? errors.write(["\(source):\(number)\(column.map { ":\($0)" } ?? ""): error: \(message)"])
     }
 }

@@ -81,14 +81,7 @@ public final class TranscriptReader {
     // MARK: Decoding one line
 
     private func fail(_ code: String, _ message: String, _ bytes: UnsafeBufferPointer<UInt8>, at offset: Int?) -> TranscriptError {
-        TranscriptError(code, message, file: path, line: lines.lineNumber, column: offset.map { Self.column(bytes, $0) })
-    }
-
-    /// 1-based column in Unicode scalars of a byte offset.
-    static func column(_ bytes: UnsafeBufferPointer<UInt8>, _ offset: Int) -> Int {
-        var n = 1
-        for k in 0..<min(offset, bytes.count) where bytes[k] & 0xC0 != 0x80 { n += 1 }
-        return n
+        TranscriptError(code, message, file: path, line: lines.lineNumber, column: offset.map { JSONReader.column(ofOffset: $0, in: bytes) })
     }
 
     private func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(TranscriptError) -> TranscriptRecord {

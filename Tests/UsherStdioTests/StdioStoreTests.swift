@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UsherEngine
 import UsherSQLite
-import UsherStdio
+@testable import UsherStdio
 import UsherStore
 
 /// A temporary directory, removed when the value goes.
@@ -243,10 +243,30 @@ struct StdioStoreTests {
         #expect(errors.lines[4] == #"stdin:6: error: "conversation" must be a string"#)
         #expect(errors.lines[5] == #"stdin:7: error: missing "text""#)
         #expect(errors.lines[6] == #"stdin:8: error: "from" is 'robot'; expected customer, agent, bot or system"#)
-        #expect(errors.lines[10].hasPrefix("stdin:13: error: invalid JSON (Too many nested"))
+        #expect(errors.lines[1] == #"stdin:3:28: error: invalid JSON: unterminated string (missing closing '"')"#)
+        #expect(errors.lines[10] == "stdin:13:102: error: invalid JSON: nested more than 64 levels deep")
         let t = try await store.transcript(conversation: "c")
         #expect(t.map(\.kind) == [.message, .message, .close])
         #expect(t[1].text == "nul \u{0} and é")
+    }
+
+    @Test func inputLinesAsTheJSONReaderReadsThem() throws {
+        func parse(_ line: String, number: Int = 1) throws(InputLine.Malformed) -> NewMessage {
+            try InputLine.parse(ArraySlice(line.utf8), number: number, source: "stdin", now: Date(timeIntervalSince1970: 0))
+        }
+        // A line without an id gets one from its number and FNV-1a: the same as before the
+        // hash had one home, so input fed again after an upgrade appends nothing twice.
+        #expect(try parse(#"{"conversation":"c","text":"hi"}"#, number: 7).id == "stdin-7-c8260439864bde8d")
+        #expect(try parse(#"{"conversation":"c","text":"hi","at":1764468000.5}"#).at == Date(timeIntervalSince1970: 1_764_468_000.5))
+        #expect(try parse(#" {"conversation":"c","text":"hi","at":null,"id":null,"extra":{"a":[1,{}]}}"#).at == Date(timeIntervalSince1970: 0))
+        #expect(throws: InputLine.Malformed.self) { try parse(#"{"conversation":"c","text":"hi","at":true}"#) }
+        do {
+            _ = try parse(#"{"conversation":"c","text":"é",}"#)
+            Issue.record("a trailing comma was accepted")
+        } catch {
+            #expect(error.message == "invalid JSON: trailing comma before '}'")
+            #expect(error.column == 32, "columns count characters, not bytes")
+        }
     }
 
     @Test func overlongLinesAreSkipped() async throws {
