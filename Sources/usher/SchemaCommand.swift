@@ -28,8 +28,8 @@ enum SchemaCommand: Command {
             guard a.positionals.isEmpty else { throw UsageError("--out writes both schemas; leave out 'rules'/'bot'") }
             do {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                try Data(JSONSchemaText.rules.utf8).write(to: URL(fileURLWithPath: dir + "/rules.schema.json"))
-                try Data(JSONSchemaText.bot.utf8).write(to: URL(fileURLWithPath: dir + "/bot.schema.json"))
+                try Data(JSONSchema.ruleFile.text.utf8).write(to: URL(fileURLWithPath: dir + "/rules.schema.json"))
+                try Data(JSONSchema.botFile.text.utf8).write(to: URL(fileURLWithPath: dir + "/bot.schema.json"))
             } catch {
                 Terminal.err("usher schema: cannot write to \(dir): \(error.localizedDescription)\n")
                 return .failure
@@ -38,8 +38,8 @@ enum SchemaCommand: Command {
             return .ok
         }
         switch a.positionals.first ?? "rules" {
-        case "rules": Terminal.out(JSONSchemaText.rules.hasSuffix("\n") ? JSONSchemaText.rules : JSONSchemaText.rules + "\n")
-        case "bot": Terminal.out(JSONSchemaText.bot.hasSuffix("\n") ? JSONSchemaText.bot : JSONSchemaText.bot + "\n")
+        case "rules": Terminal.out(JSONSchema.ruleFile.text)
+        case "bot": Terminal.out(JSONSchema.botFile.text)
         case let other: throw UsageError("unknown schema '\(other)'; use 'rules' or 'bot'")
         }
         return .ok
