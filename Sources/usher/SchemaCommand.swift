@@ -8,13 +8,15 @@ enum SchemaCommand: Command {
     static let help = """
     Usage: usher schema [rules|bot] [--out DIR]
 
-    Prints the JSON Schema (draft-07) of rule files (default) or of bot files. Editors with the
-    YAML language server validate and complete files whose first line names the schema:
+    Prints the JSON Schema (draft-07) of rule files (default) or of bot files, built from the
+    rule language's declaration; schema/*.json in the repository are the same text. Editors with
+    the YAML language server validate and complete files whose first line names the schema:
 
         # yaml-language-server: $schema=../schema/rules.schema.json
 
     Options:
       --out DIR    write both schemas to DIR/rules.schema.json and DIR/bot.schema.json instead
+                   (usher schema --out schema regenerates the repository's copies)
       -h, --help   show this help
 
     Exit status: 0 ok, 1 a file could not be written, 64 usage error.
