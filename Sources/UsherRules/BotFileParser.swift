@@ -6,9 +6,13 @@ import Glibc
 #endif
 
 /// Turns a `bot.yaml` document into a `BotConfig` (DESIGN.md §2), reporting every problem.
+/// The keys it accepts are those of the bot-file schema (`JSONSchema.botFile`).
 struct BotFileParser {
-    static let keys = ["bot", "name", "description", "sender_id", "timezone", "rules", "schedules",
-                       "session", "limits", "handoff", "channels"]
+    static let keys = JSONSchema.botFile.propertyNames
+    static let sessionKeys = JSONSchema.botSession.propertyNames
+    static let limitKeys = JSONSchema.botLimits.propertyNames
+    static let loopGuardKeys = JSONSchema.botLoopGuard.propertyNames
+    static let handoffKeys = JSONSchema.botHandoff.propertyNames
 
     let reader: NodeReader
     let files: RuleSetLoader.Files
@@ -80,7 +84,7 @@ struct BotFileParser {
         }
 
         var idleReset: TimeInterval?
-        if let node = m["session"], let s = reader.mapping(node, "'session'", allowed: ["idle_reset"]) {
+        if let node = m["session"], let s = reader.mapping(node, "'session'", allowed: Self.sessionKeys) {
             if let n = s["idle_reset"] {
                 idleReset = reader.duration(n, "'idle_reset'")
                 if idleReset == nil { ok = false }
@@ -89,12 +93,12 @@ struct BotFileParser {
 
         var maxReplies: Int?
         var loopGuard: BotConfig.LoopGuard?
-        if let node = m["limits"], let l = reader.mapping(node, "'limits'", allowed: ["max_bot_replies", "loop_guard"]) {
+        if let node = m["limits"], let l = reader.mapping(node, "'limits'", allowed: Self.limitKeys) {
             if let n = l["max_bot_replies"] {
                 maxReplies = reader.integer(n, "'max_bot_replies'", in: 1...1_000_000)
                 if maxReplies == nil { ok = false }
             }
-            if let n = l["loop_guard"], let g = reader.mapping(n, "'loop_guard'", allowed: ["replies", "within"]) {
+            if let n = l["loop_guard"], let g = reader.mapping(n, "'loop_guard'", allowed: Self.loopGuardKeys) {
                 let replies = reader.require(g["replies"], "replies", in: n, "'loop_guard'", example: "replies: 3")
                     .flatMap { reader.integer($0, "'replies'", in: 1...10_000) }
                 let within = reader.require(g["within"], "within", in: n, "'loop_guard'", example: "within: 1m")
@@ -104,7 +108,7 @@ struct BotFileParser {
         }
 
         var handoff = BotConfig.HandoffDefaults.seed
-        if let node = m["handoff"], let h = reader.mapping(node, "'handoff'", allowed: ["system_message", "queue", "notify"]) {
+        if let node = m["handoff"], let h = reader.mapping(node, "'handoff'", allowed: Self.handoffKeys) {
             if let n = h["system_message"], let s = reader.text(n, "'system_message'") {
                 if let t = TemplateParser(reader: reader, captures: [], context: "the handoff message").parse(s, n) {
                     handoff.systemMessage = t

@@ -5,14 +5,19 @@ import UsherText
 /// Compiles the rule files of one bot into rules, sharing one keyword table and one pattern table
 /// across all files. Lists are bot-wide: a `$list` defined in any of the bot's files can be used
 /// in all of them.
+///
+/// The keys it accepts are declared once: conditions in `ConditionKind.all`, actions in
+/// `ActionKind.all`, everything else in the rule-file schema (`JSONSchema.ruleFile`).
 final class RuleCompiler {
-    static let fileKeys = ["version", "lists", "rules", "fallback"]
-    static let ruleKeys = ["id", "description", "priority", "continue", "once", "cooldown", "enabled",
-                           "while_waiting", "when", "unless", "then"]
-    static let conditionKeys = ["keywords", "regex", "customer_messages", "bot_replies", "fallbacks_in_a_row",
-                                "idle_for", "session_age", "during", "outside", "tags", "channel", "locale",
-                                "any", "all", "not"]
-    static let actionKeys = ["reply", "system", "handoff", "tag", "untag", "notify", "set"]
+    static let fileKeys = JSONSchema.ruleFile.propertyNames
+    static let ruleKeys = JSONSchema.rule.propertyNames
+    static let keywordGroupKeys = JSONSchema.keywordGroups.propertyNames
+    static let tagGroupKeys = JSONSchema.tagGroups.propertyNames
+    static let countKeys = JSONSchema.countBounds.propertyNames
+    static let timeRangeKeys = JSONSchema.timeBounds.propertyNames
+    static let replyKeys = JSONSchema.replySequence.propertyNames
+    static let handoffKeys = JSONSchema.handoffFields.propertyNames
+    static let notifyKeys = JSONSchema.notifyFields.propertyNames
 
     /// The bot's schedules by name; `nil` when checking rule files without a bot (references to
     /// schedules are then not checked).
@@ -137,13 +142,13 @@ final class RuleCompiler {
         var captures = Set<String>()
         var when: Condition?
         if let n = m["when"] {
-            when = compileCondition(reader, n, captures: &captures, topLevel: true)
+            when = compileCondition(reader, n, captures: &captures)
             if when == nil { ok = false }
         }
         var unless: Condition?
         if let n = m["unless"] {
             var ignored = Set<String>()
-            unless = compileCondition(reader, n, captures: &ignored, topLevel: true)
+            unless = compileCondition(reader, n, captures: &ignored)
             if unless == nil { ok = false }
         }
         guard let thenNode = m["then"] else {
@@ -174,7 +179,7 @@ final class RuleCompiler {
 
     /// Compiles a condition mapping (all keys must hold). Named captures of `regex` are added to
     /// `captures` (only for positive positions: captures under `not` cannot be set).
-    func compileCondition(_ reader: NodeReader, _ node: YAMLNode, captures: inout Set<String>, topLevel: Bool = false) -> Condition? {
+    func compileCondition(_ reader: NodeReader, _ node: YAMLNode, captures: inout Set<String>) -> Condition? {
         guard let pairs = node.mapping else {
             reader.error("wrong-type", "expected a condition written as a mapping, like 'keywords: [refund]', found \(node.kindName)", at: node)
             return nil
@@ -187,14 +192,14 @@ final class RuleCompiler {
         var ok = true
         for pair in pairs {
             guard let key = pair.key.scalar else { continue }
-            guard Self.conditionKeys.contains(key) else {
-                let hint = Suggestion.closest(to: key, in: Self.conditionKeys + (topLevel ? [] : []))
+            guard let kind = ConditionKind.byKey[key] else {
+                let hint = Suggestion.closest(to: key, in: ConditionKind.keys)
                 let misplaced = Self.ruleKeys.contains(key) ? "; '\(key)' is a rule option: move it out of the condition, level with 'when'" : ""
-                reader.error("unknown-key", "unknown condition '\(key)'" + (hint.map { "; did you mean '\($0)'?" } ?? (misplaced.isEmpty ? "; expected one of: \(Self.conditionKeys.joined(separator: ", "))" : misplaced)), at: pair.key)
+                reader.error("unknown-key", "unknown condition '\(key)'" + (hint.map { "; did you mean '\($0)'?" } ?? (misplaced.isEmpty ? "; expected one of: \(ConditionKind.keys.joined(separator: ", "))" : misplaced)), at: pair.key)
                 ok = false
                 continue
             }
-            if let c = compileConditionKey(reader, key, pair.value, captures: &captures) { parts.append(c) } else { ok = false }
+            if let c = compileConditionValue(reader, kind, pair.value, captures: &captures) { parts.append(c) } else { ok = false }
         }
         guard ok else { return nil }
         // All of them must hold, so check the cheap ones first: counters before keywords,
@@ -203,12 +208,15 @@ final class RuleCompiler {
         return parts.count == 1 ? parts[0] : .all(parts)
     }
 
-    private func compileConditionKey(_ reader: NodeReader, _ key: String, _ v: YAMLNode, captures: inout Set<String>) -> Condition? {
-        switch key {
-        case "keywords":
+    /// Compiles the value of one condition key by the shape its declaration gives it.
+    private func compileConditionValue(_ reader: NodeReader, _ kind: ConditionKind, _ v: YAMLNode,
+                                       captures: inout Set<String>) -> Condition? {
+        let key = kind.key
+        switch kind.value {
+        case .keywords:
             return compileKeywords(reader, v)
-        case "regex":
-            guard let items = reader.texts(v, "'regex'") else { return nil }
+        case .patterns:
+            guard let items = reader.texts(v, "'\(key)'") else { return nil }
             var ids: [Int] = []
             for (source, itemNode) in items {
                 guard let id = compilePattern(reader, source, itemNode) else { continue }
@@ -216,34 +224,26 @@ final class RuleCompiler {
                 captures.formUnion(patterns[id].captureNames)
             }
             return ids.count == items.count && !ids.isEmpty ? .regex(ids) : nil
-        case "customer_messages":
-            return countRange(reader, v, key).map(Condition.customerMessages)
-        case "bot_replies":
-            return countRange(reader, v, key).map(Condition.botReplies)
-        case "fallbacks_in_a_row":
-            return countRange(reader, v, key).map(Condition.fallbacksInARow)
-        case "idle_for":
-            return timeRange(reader, v, key).map(Condition.idleFor)
-        case "session_age":
-            return timeRange(reader, v, key).map(Condition.sessionAge)
-        case "during", "outside":
+        case let .count(make):
+            return countRange(reader, v, key).map(make)
+        case let .timeRange(make):
+            return timeRange(reader, v, key).map(make)
+        case let .schedule(inside):
             guard let name = reader.text(v, "'\(key)'") else { return nil }
-            guard let names = scheduleNames else { return .schedule(-1, inside: key == "during") }
+            guard let names = scheduleNames else { return .schedule(-1, inside: inside) }
             guard let index = names.firstIndex(of: name) else {
                 let known = names.isEmpty ? "the bot file defines no schedules; add one under 'schedules:' in bot.yaml"
                     : "schedules in the bot file: \(names.joined(separator: ", "))"
                 reader.error("unknown-schedule", "unknown schedule '\(name)'\(Suggestion.hint(for: name, in: names)); \(known)", at: v)
                 return nil
             }
-            return .schedule(index, inside: key == "during")
-        case "tags":
-            guard let (any, all, none) = anyAllNone(reader, v, "'tags'") else { return nil }
+            return .schedule(index, inside: inside)
+        case .tags:
+            guard let (any, all, none) = anyAllNone(reader, v, "'\(key)'", allowed: Self.tagGroupKeys) else { return nil }
             return .tags(any: any.map(\.0), all: all.map(\.0), none: none.map(\.0))
-        case "channel":
-            return reader.text(v, "'channel'").map { .channel(Glob($0)) }
-        case "locale":
-            return reader.text(v, "'locale'").map { .locale(Glob($0)) }
-        case "any", "all":
+        case let .glob(make):
+            return reader.text(v, "'\(key)'").map { make(Glob($0)) }
+        case let .conditions(make):
             guard let items = v.sequence else {
                 reader.error("wrong-type", "expected '\(key)' as a list of conditions (each line starting with '- '), found \(v.kindName)", at: v)
                 return nil
@@ -257,12 +257,10 @@ final class RuleCompiler {
                 guard let c = compileCondition(reader, item, captures: &captures) else { return nil }
                 parts.append(c)
             }
-            return key == "any" ? .any(parts) : .all(parts)
-        case "not":
+            return make(parts)
+        case .negated:
             var ignored = Set<String>()
             return compileCondition(reader, v, captures: &ignored).map(Condition.not)
-        default:
-            return nil
         }
     }
 
@@ -270,7 +268,7 @@ final class RuleCompiler {
     private func compileKeywords(_ reader: NodeReader, _ v: YAMLNode) -> Condition? {
         let groups: (any: [(String, YAMLNode)], all: [(String, YAMLNode)], none: [(String, YAMLNode)])
         if v.mapping != nil {
-            guard let g = anyAllNone(reader, v, "'keywords'") else { return nil }
+            guard let g = anyAllNone(reader, v, "'keywords'", allowed: Self.keywordGroupKeys) else { return nil }
             groups = g
         } else {
             guard let items = reader.texts(v, "'keywords'") else { return nil }
@@ -355,13 +353,14 @@ final class RuleCompiler {
         }
     }
 
-    private func anyAllNone(_ reader: NodeReader, _ v: YAMLNode, _ what: String)
+    /// `{any, all, none}` (the keys of `allowed`, in that order), or a list or single item as `any`.
+    private func anyAllNone(_ reader: NodeReader, _ v: YAMLNode, _ what: String, allowed: [String])
         -> (any: [(String, YAMLNode)], all: [(String, YAMLNode)], none: [(String, YAMLNode)])? {
         guard v.mapping != nil else {
             guard let items = reader.texts(v, what) else { return nil }
             return (items, [], [])
         }
-        guard let m = reader.mapping(v, what, allowed: ["any", "all", "none"]) else { return nil }
+        guard let m = reader.mapping(v, what, allowed: allowed) else { return nil }
         if m.isEmpty, v.mapping?.isEmpty == true {
             reader.error("empty-condition", "\(what) needs 'any', 'all' or 'none'", at: v)
             return nil
@@ -380,7 +379,7 @@ final class RuleCompiler {
         if v.scalar != nil {
             return reader.integer(v, "'\(key)'", in: 0...Int.max).map { CountRange(lower: $0, upper: $0) }
         }
-        guard let m = reader.mapping(v, "'\(key)'", allowed: ["at_least", "at_most", "between"]) else { return nil }
+        guard let m = reader.mapping(v, "'\(key)'", allowed: Self.countKeys) else { return nil }
         var range = CountRange()
         var ok = !m.isEmpty
         if m.isEmpty {
@@ -421,7 +420,7 @@ final class RuleCompiler {
         if v.scalar != nil {
             return reader.duration(v, "'\(key)'").map { TimeRange(atLeast: $0) }
         }
-        guard let m = reader.mapping(v, "'\(key)'", allowed: ["at_least", "at_most"]) else { return nil }
+        guard let m = reader.mapping(v, "'\(key)'", allowed: Self.timeRangeKeys) else { return nil }
         var r = TimeRange()
         var ok = true
         if let n = m["at_least"] { if let d = reader.duration(n, "'at_least'") { r.atLeast = d } else { ok = false } }
@@ -457,33 +456,35 @@ final class RuleCompiler {
             }
             let key = pairs[0].key.scalar ?? ""
             let v = pairs[0].value
-            guard Self.actionKeys.contains(key) else {
-                let misplaced = Self.ruleKeys.contains(key) ? "; '\(key)' is a rule option: move it out of 'then', level with 'when'" : "; actions are: \(Self.actionKeys.joined(separator: ", "))"
-                reader.error("unknown-action", "unknown action '\(key)'" + (Suggestion.closest(to: key, in: Self.actionKeys).map { "; did you mean '\($0)'?" } ?? misplaced), at: pairs[0].key)
+            guard let kind = ActionKind.byKey[key] else {
+                let misplaced = Self.ruleKeys.contains(key) ? "; '\(key)' is a rule option: move it out of 'then', level with 'when'" : "; actions are: \(ActionKind.keys.joined(separator: ", "))"
+                reader.error("unknown-action", "unknown action '\(key)'" + (Suggestion.closest(to: key, in: ActionKind.keys).map { "; did you mean '\($0)'?" } ?? misplaced), at: pairs[0].key)
                 ok = false
                 continue
             }
-            if let a = compileAction(reader, key, v, templates) { actions.append(a) } else { ok = false }
+            if let a = compileActionValue(reader, kind, v, templates) { actions.append(a) } else { ok = false }
         }
         return ok ? actions : nil
     }
 
-    private func compileAction(_ reader: NodeReader, _ key: String, _ v: YAMLNode, _ templates: TemplateParser) -> Action? {
+    /// Compiles the value of one action by the shape its declaration gives it.
+    private func compileActionValue(_ reader: NodeReader, _ kind: ActionKind, _ v: YAMLNode, _ templates: TemplateParser) -> Action? {
         func template(_ n: YAMLNode, _ what: String) -> Template? {
             reader.text(n, what).flatMap { templates.parse($0, n) }
         }
-        switch key {
-        case "reply":
+        let key = kind.key
+        switch kind.value {
+        case .reply:
             if let items = v.sequence {
                 if items.isEmpty {
-                    reader.error("no-actions", "'reply' lists no texts", at: v)
+                    reader.error("no-actions", "'\(key)' lists no texts", at: v)
                     return nil
                 }
                 let ts = items.compactMap { template($0, "a reply variant") }
                 return ts.count == items.count ? .reply(items.count == 1 ? .text(ts[0]) : .variants(ts)) : nil
             }
             if v.mapping != nil {
-                guard let m = reader.mapping(v, "'reply'", allowed: ["sequence"]),
+                guard let m = reader.mapping(v, "'\(key)'", allowed: Self.replyKeys),
                       let seqNode = reader.require(m["sequence"], "sequence", in: v, "this reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
                 guard let items = seqNode.sequence, !items.isEmpty else {
                     reader.error("wrong-type", "expected 'sequence' as a list of texts", at: seqNode)
@@ -492,12 +493,12 @@ final class RuleCompiler {
                 let ts = items.compactMap { template($0, "a sequence text") }
                 return ts.count == items.count ? .reply(.sequence(ts)) : nil
             }
-            return template(v, "'reply'").map { .reply(.text($0)) }
-        case "system":
-            return template(v, "'system'").map(Action.system)
-        case "handoff":
+            return template(v, "'\(key)'").map { .reply(.text($0)) }
+        case let .template(make):
+            return template(v, "'\(key)'").map(make)
+        case .handoff:
             if v.isNull { return .handoff(Handoff(reason: "")) }
-            guard let m = reader.mapping(v, "'handoff'", allowed: ["reason", "queue", "priority", "message"]) else { return nil }
+            guard let m = reader.mapping(v, "'\(key)'", allowed: Self.handoffKeys) else { return nil }
             var h = Handoff(reason: "")
             var ok = true
             if let n = m["reason"] { if let s = reader.text(n, "'reason'") { h.reason = s } else { ok = false } }
@@ -510,19 +511,18 @@ final class RuleCompiler {
             }
             if let n = m["message"] { if let t = template(n, "'message'") { h.message = t } else { ok = false } }
             return ok ? .handoff(h) : nil
-        case "tag", "untag":
-            guard let s = reader.text(v, "'\(key)'") else { return nil }
-            return key == "tag" ? .tag(s) : .untag(s)
-        case "notify":
-            if v.scalar != nil { return template(v, "'notify'").map { .notify(text: $0, queue: nil) } }
-            guard let m = reader.mapping(v, "'notify'", allowed: ["text", "queue"]),
-                  let tn = reader.require(m["text"], "text", in: v, "'notify'", example: "text: \"VIP customer waiting\""),
+        case let .tagName(make):
+            return reader.text(v, "'\(key)'").map(make)
+        case .notify:
+            if v.scalar != nil { return template(v, "'\(key)'").map { .notify(text: $0, queue: nil) } }
+            guard let m = reader.mapping(v, "'\(key)'", allowed: Self.notifyKeys),
+                  let tn = reader.require(m["text"], "text", in: v, "'\(key)'", example: "text: \"VIP customer waiting\""),
                   let t = template(tn, "'text'") else { return nil }
             let queue = m["queue"].flatMap { reader.text($0, "'queue'") }
             return .notify(text: t, queue: queue)
-        case "set":
+        case .metadata:
             guard let pairs = v.mapping, !pairs.isEmpty else {
-                reader.error("wrong-type", "expected 'set' as a mapping of keys to values, like '{plan: premium}', found \(v.kindName)", at: v)
+                reader.error("wrong-type", "expected '\(key)' as a mapping of keys to values, like '{plan: premium}', found \(v.kindName)", at: v)
                 return nil
             }
             var entries: [MetadataEntry] = []
@@ -531,8 +531,6 @@ final class RuleCompiler {
                 entries.append(MetadataEntry(key: k, value: t))
             }
             return .set(entries)
-        default:
-            return nil
         }
     }
 }

@@ -8,13 +8,15 @@ enum SchemaCommand: Command {
     static let help = """
     Usage: usher schema [rules|bot] [--out DIR]
 
-    Prints the JSON Schema (draft-07) of rule files (default) or of bot files. Editors with the
-    YAML language server validate and complete files whose first line names the schema:
+    Prints the JSON Schema (draft-07) of rule files (default) or of bot files, built from the
+    rule language's declaration; schema/*.json in the repository are the same text. Editors with
+    the YAML language server validate and complete files whose first line names the schema:
 
         # yaml-language-server: $schema=../schema/rules.schema.json
 
     Options:
       --out DIR    write both schemas to DIR/rules.schema.json and DIR/bot.schema.json instead
+                   (usher schema --out schema regenerates the repository's copies)
       -h, --help   show this help
 
     Exit status: 0 ok, 1 a file could not be written, 64 usage error.
@@ -28,8 +30,8 @@ enum SchemaCommand: Command {
             guard a.positionals.isEmpty else { throw UsageError("--out writes both schemas; leave out 'rules'/'bot'") }
             do {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                try Data(JSONSchemaText.rules.utf8).write(to: URL(fileURLWithPath: dir + "/rules.schema.json"))
-                try Data(JSONSchemaText.bot.utf8).write(to: URL(fileURLWithPath: dir + "/bot.schema.json"))
+                try Data(JSONSchema.ruleFile.text.utf8).write(to: URL(fileURLWithPath: dir + "/rules.schema.json"))
+                try Data(JSONSchema.botFile.text.utf8).write(to: URL(fileURLWithPath: dir + "/bot.schema.json"))
             } catch {
                 Terminal.err("usher schema: cannot write to \(dir): \(error.localizedDescription)\n")
                 return .failure
@@ -38,8 +40,8 @@ enum SchemaCommand: Command {
             return .ok
         }
         switch a.positionals.first ?? "rules" {
-        case "rules": Terminal.out(JSONSchemaText.rules.hasSuffix("\n") ? JSONSchemaText.rules : JSONSchemaText.rules + "\n")
-        case "bot": Terminal.out(JSONSchemaText.bot.hasSuffix("\n") ? JSONSchemaText.bot : JSONSchemaText.bot + "\n")
+        case "rules": Terminal.out(JSONSchema.ruleFile.text)
+        case "bot": Terminal.out(JSONSchema.botFile.text)
         case let other: throw UsageError("unknown schema '\(other)'; use 'rules' or 'bot'")
         }
         return .ok

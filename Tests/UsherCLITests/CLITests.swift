@@ -101,7 +101,7 @@ struct CLITests {
             let (status, output) = try runUsher(["schema", arg])
             #expect(status == 0)
             let onDisk = try String(contentsOf: repoRoot.appendingPathComponent(file), encoding: .utf8)
-            #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == onDisk.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(output == onDisk, "usher schema \(arg) differs from \(file); regenerate it with `usher schema --out schema`")
             #expect(try JSONSerialization.jsonObject(with: Data(output.utf8)) is [String: Any])
         }
     }

@@ -287,6 +287,51 @@ let brokenCases: [BrokenCase] = [
     """#, expected: [
         #"b/rules.yaml:6:9: error: [action-shape] each action is a separate list item with one key; start each of 'reply', 'tag' on its own '- ' line"#,
     ]),
+    BrokenCase(name: "unknown condition far from every key", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {xyzzy: 1}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:12: error: [unknown-key] unknown condition 'xyzzy'; expected one of: keywords, regex, customer_messages, bot_replies, fallbacks_in_a_row, idle_for, session_age, during, outside, tags, channel, locale, any, all, not"#,
+    ]),
+    BrokenCase(name: "unknown action far from every key", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        then: [frobnicate: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:12: error: [unknown-action] unknown action 'frobnicate'; actions are: reply, system, handoff, tag, untag, notify, set"#,
+    ]),
+    BrokenCase(name: "rule option inside then", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        then: [reply: "ok", priority: 3]
+    """#, expected: [
+        #"b/rules.yaml:4:25: error: [unknown-action] unknown action 'priority'; 'priority' is a rule option: move it out of 'then', level with 'when'"#,
+    ]),
+    BrokenCase(name: "unknown keys inside condition and action values", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {customer_messages: {more_than: 3}, idle_for: {longer: 1m}, tags: {some: vip}}
+        then:
+          - handoff: {reason: r, team: billing}
+          - notify: {txt: "VIP waiting"}
+          - reply: {sequense: [a, b]}
+    """#, expected: [
+        #"b/rules.yaml:4:31: error: [empty-condition] 'customer_messages' needs a number, 'at_least', 'at_most' or 'between: [a, b]'"#,
+        #"b/rules.yaml:4:32: error: [unknown-key] unknown key 'more_than' in 'customer_messages'; expected one of: at_least, at_most, between"#,
+        #"b/rules.yaml:4:58: error: [unknown-key] unknown key 'longer' in 'idle_for'; expected one of: at_least, at_most"#,
+        #"b/rules.yaml:4:78: error: [unknown-key] unknown key 'some' in 'tags'; expected one of: any, all, none"#,
+        #"b/rules.yaml:6:30: error: [unknown-key] unknown key 'team' in 'handoff'; expected one of: reason, queue, priority, message"#,
+        #"b/rules.yaml:7:17: error: [missing-key] 'notify' needs 'text'; add a line like 'text: "VIP customer waiting"'"#,
+        #"b/rules.yaml:7:18: error: [unknown-key] unknown key 'txt' in 'notify'; did you mean 'text'?"#,
+        #"b/rules.yaml:8:16: error: [missing-key] this reply needs 'sequence'; add a line like 'sequence: ["first", "second"]'"#,
+        #"b/rules.yaml:8:17: error: [unknown-key] unknown key 'sequense' in 'reply'; did you mean 'sequence'?"#,
+    ]),
     BrokenCase(name: "rule option inside when", rules: #"""
     version: 1
     rules:
