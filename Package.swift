@@ -70,7 +70,10 @@ let package = Package(
         .target(name: "UsherTestSupport", dependencies: ["UsherRuntime"], path: "Tests/Support/UsherTestSupport",
                 swiftSettings: strict),
 
-        // Benchmarks, not product: under Benchmarks/ (`make bench`; BENCHMARKS.md).
+        // Benchmarks, not product: under Benchmarks/ (`make bench`; BENCHMARKS.md). Targets of this
+        // package rather than a package of their own: their ceilings run the adapters' own SQL text
+        // (`StoreSQL`, `PGSQL`, `package` access), which a separate package could reach only if it
+        // became public API; and `swift build` keeps them compiling with everything else.
         .target(name: "UsherBenchSupport", dependencies: ["UsherTestSupport", "UsherRuntime", "UsherStore", "UsherEngine"],
                 path: "Benchmarks/UsherBenchSupport", swiftSettings: strict),
         .executableTarget(name: "usher-bench",
