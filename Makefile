@@ -4,7 +4,7 @@
 #   make build   build the `usher` command (release)
 #   make run     build, then run the worker with bots/support on sqlite:usher.db
 #   make test    build everything and run all tests — exactly what CI runs (.ci/run)
-#   make bench   run the benchmarks (release)
+#   make bench   run the benchmarks in Benchmarks/ (release; BENCHMARKS.md)
 #   make fuzz    short libFuzzer runs over the YAML loader and the text matcher
 #
 # Needs Swift 6.3 on PATH and, on Debian/Ubuntu, the -dev packages in APT_PACKAGES.

@@ -47,19 +47,7 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
         .target(name: "UsherPostgres",
                 dependencies: ["UsherStore", "UsherEngine", "UsherJSON", "UsherSQLMapping", "UsherDiagnostics", "CLibPQ"], swiftSettings: strict),
-        // A throwaway PostgreSQL server (initdb in a temporary directory, a Unix socket) for
-        // tests and benchmarks: no system service is touched.
-        .target(name: "UsherPostgresTestServer", swiftSettings: strict),
-        .target(name: "UsherBenchSupport", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine"],
-                swiftSettings: strict),
-        .executableTarget(name: "usher-pg-bench",
-                          dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherRuntime", "UsherRules",
-                                         "UsherStore", "UsherEngine", "UsherBenchSupport"],
-                          swiftSettings: strict),
         .target(name: "UsherStdio", dependencies: ["UsherStore", "UsherSQLite", "UsherEngine", "UsherJSON"], swiftSettings: strict),
-        .executableTarget(name: "usher-store-bench", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine", "CSQLite",
-                                                                 "UsherRuntime", "UsherBenchSupport"],
-                          swiftSettings: strict),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "UsherRuntime", dependencies: ["UsherStore", "UsherEngine", "UsherRules", "UsherDiagnostics", "CMicroHTTPD"],
@@ -72,16 +60,39 @@ let package = Package(
                                          "UsherStore", "UsherRuntime", "UsherSQLite", "UsherStdio", "UsherSQLMapping",
                                          "UsherPostgres"],
                           swiftSettings: strict),
-        .executableTarget(name: "usher-bench",
-                          dependencies: ["UsherEngine", "UsherRules", "UsherText", "UsherTranscripts",
-                                         "UsherStore", "UsherSQLite", "UsherRuntime", "UsherBenchSupport"],
-                          swiftSettings: strict),
         // libFuzzer harnesses: built only with `swift build --sanitize=fuzzer --product …`.
         .executableTarget(name: "FuzzYAML", dependencies: ["UsherRules", "UsherYAML"],
                           swiftSettings: strict),
         .executableTarget(name: "FuzzText", dependencies: ["UsherText"], swiftSettings: strict),
 
         .testTarget(name: "UsherJSONTests", dependencies: ["UsherJSON"]),
+        // Test support, not product: under Tests/Support, linked by tests and benchmarks only.
+        // A throwaway PostgreSQL server (initdb in a temporary directory, a Unix socket): no
+        // system service is touched.
+        .target(name: "UsherPostgresTestServer", path: "Tests/Support/UsherPostgresTestServer", swiftSettings: strict),
+        // The bot the worker tests and benchmarks run.
+        .target(name: "UsherTestSupport", dependencies: ["UsherRuntime"], path: "Tests/Support/UsherTestSupport",
+                swiftSettings: strict),
+
+        // Benchmarks, not product: under Benchmarks/ (`make bench`; BENCHMARKS.md). Targets of this
+        // package rather than a package of their own: their ceilings run the adapters' own SQL text
+        // (`StoreSQL`, `PGSQL`, `package` access), which a separate package could reach only if it
+        // became public API; and `swift build` keeps them compiling with everything else.
+        .target(name: "UsherBenchSupport", dependencies: ["UsherTestSupport", "UsherRuntime", "UsherStore", "UsherEngine"],
+                path: "Benchmarks/UsherBenchSupport", swiftSettings: strict),
+        .executableTarget(name: "usher-bench",
+                          dependencies: ["UsherEngine", "UsherRules", "UsherText", "UsherTranscripts",
+                                         "UsherStore", "UsherSQLite", "UsherRuntime", "UsherBenchSupport", "UsherTestSupport"],
+                          path: "Benchmarks/usher-bench", swiftSettings: strict),
+        .executableTarget(name: "usher-store-bench",
+                          dependencies: ["UsherSQLite", "UsherStore", "UsherEngine", "CSQLite", "UsherRuntime",
+                                         "UsherBenchSupport", "UsherTestSupport"],
+                          path: "Benchmarks/usher-store-bench", swiftSettings: strict),
+        .executableTarget(name: "usher-pg-bench",
+                          dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherRuntime", "UsherRules",
+                                         "UsherStore", "UsherEngine", "UsherBenchSupport", "UsherTestSupport"],
+                          path: "Benchmarks/usher-pg-bench", swiftSettings: strict),
+
         .testTarget(name: "UsherYAMLTests", dependencies: ["UsherYAML"]),
         .testTarget(name: "UsherTextTests", dependencies: ["UsherText"]),
         .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML"]),
@@ -94,10 +105,10 @@ let package = Package(
                                    "UsherDiagnostics"]),
         .testTarget(name: "UsherStdioTests", dependencies: ["UsherStdio", "UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules",
-                                                      "UsherBenchSupport"]),
+                                                      "UsherTestSupport"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
-                                                     "UsherPostgresTestServer", "UsherBenchSupport", "UsherRuntime"]),
+                                                     "UsherPostgresTestServer", "UsherTestSupport", "UsherRuntime"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
     ]
 )

@@ -48,11 +48,16 @@ let cliCases: [CLICase] = [
     CLICase(snapshot: "replay-usage-no-transcript", args: ["replay", "bots/support"], exit: 64),
 ]
 
-/// Runs `usher` in the repository root; returns exit status and stdout followed by stderr.
-func runUsher(_ args: [String]) throws -> (Int32, String) {
+/// The built `usher`, next to the test bundle.
+func usherExecutable() throws -> URL {
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let candidates = [binary.appendingPathComponent("usher"), binary.deletingLastPathComponent().appendingPathComponent("usher")]
-    let exe = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "usher binary next to the tests")
+    return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "usher binary next to the tests")
+}
+
+/// Runs `usher` in the repository root; returns exit status and stdout followed by stderr.
+func runUsher(_ args: [String]) throws -> (Int32, String) {
+    let exe = try usherExecutable()
     let p = Process()
     p.executableURL = exe
     p.arguments = args

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import UsherBenchSupport
 import UsherEngine
 import UsherRuntime
 import UsherStore
+import UsherTestSupport
 
 let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let seedMessage = "Thanks for your question! We're connecting you to a support agent now."
@@ -18,7 +18,7 @@ func temporaryBot(_ rules: String) throws -> URL {
 }
 
 /// The seed's behaviour in short: three replies, a handoff on the fourth message.
-let seedRules = BenchBot.rules
+let seedRules = TestBot.rules
 
 /// Runs `body` with a worker running in the background, then stops it and waits for it.
 func withWorker(_ store: any ChatStore, _ bots: [BotRuntime], id: String = "w1", groupCommit: Bool = true,
@@ -81,7 +81,7 @@ struct WorkerTests {
     /// worker gives it up.
     @Test func whatWasPassedOverIsReadOnceItsHolderLetsGo() async throws {
         let store = InMemoryStore()
-        let bot = try BotRuntime(path: try temporaryBot(BenchBot.oneReply).path)
+        let bot = try BotRuntime(path: try temporaryBot(TestBot.oneReply).path)
         let held = try await store.append(NewMessage(conversationID: "x", from: .customer, text: "held elsewhere"))
         _ = try await store.claimPending(bot: bot.id, after: 0, limit: 10, worker: "other", until: Date().addingTimeInterval(3600),
                                          skipping: [:], share: .all, holds: { _ in false })

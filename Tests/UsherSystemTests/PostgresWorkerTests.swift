@@ -2,11 +2,11 @@ import Foundation
 import Testing
 import UsherEngine
 import UsherPostgres
-import UsherBenchSupport
 import UsherPostgresTestServer
 import UsherRuntime
 import UsherSQLMapping
 import UsherStore
+import UsherTestSupport
 
 /// Worker processes on a real PostgreSQL server of the test run's own (initdb in a temporary
 /// directory, a Unix socket): many workers, kill -9, a database restart, bursts at the
@@ -203,7 +203,7 @@ struct PostgresWorkerTests {
     /// answered: every one must be, and no reply may come before its message.
     @Test func messagesArrivingWhileTheirConversationIsWrittenAreRead() async throws {
         let url = try await Self.server.createDatabase()
-        let (dir, bot) = try BenchBot.make(prefix: "usher-skip-test", rules: BenchBot.oneReply)
+        let (dir, bot) = try TestBot.make(prefix: "usher-skip-test", rules: TestBot.oneReply)
         defer { try? FileManager.default.removeItem(at: dir) }
         let feeder = try await PostgresStore(url: url)
         var options = Worker.Options()
@@ -251,7 +251,7 @@ struct PostgresWorkerTests {
     /// rescan (an hour away here).
     @Test func whatAnotherLetsGoAfterASharesChangeIsReadSoon() async throws {
         let url = try await Self.server.createDatabase()
-        let (dir, bot) = try BenchBot.make(prefix: "usher-settle-test", rules: BenchBot.oneReply)
+        let (dir, bot) = try TestBot.make(prefix: "usher-settle-test", rules: TestBot.oneReply)
         defer { try? FileManager.default.removeItem(at: dir) }
         let other = try await PostgresStore(url: url)
         let group = "usher:workers:" + bot.id
@@ -290,7 +290,7 @@ struct PostgresWorkerTests {
     /// interval — from just below it — and answers it once let go.
     @Test func aWorkerLooksBackOnlyForWhatItsReadsPassedOver() async throws {
         let url = try await Self.server.createDatabase()
-        let (dir, bot) = try BenchBot.make(prefix: "usher-rescan-test", rules: BenchBot.oneReply)
+        let (dir, bot) = try TestBot.make(prefix: "usher-rescan-test", rules: TestBot.oneReply)
         defer { try? FileManager.default.removeItem(at: dir) }
         var otherOptions = PostgresStore.Options()
         otherOptions.takeNotified = false
@@ -341,7 +341,7 @@ struct PostgresWorkerTests {
         let server = try await Self.server
         let url = try server.createDatabase()
         let database = PostgresTestServer.database(of: url)
-        let (dir, bot) = try BenchBot.make(prefix: "usher-deaf-test", rules: BenchBot.oneReply)
+        let (dir, bot) = try TestBot.make(prefix: "usher-deaf-test", rules: TestBot.oneReply)
         defer { try? FileManager.default.removeItem(at: dir) }
         let feeder = try await PostgresStore(url: url + (url.contains("?") ? "&" : "?") + "application_name=feeder")
         var storeOptions = PostgresStore.Options()
@@ -413,7 +413,7 @@ struct PostgresWorkerTests {
         }.value
         #expect(length == 1_000_000)
         // A worker over TLS: LISTEN, claims and commits, every connection encrypted.
-        let (botDir, bot) = try BenchBot.make(prefix: "usher-tls-test", rules: BenchBot.oneReply)
+        let (botDir, bot) = try TestBot.make(prefix: "usher-tls-test", rules: TestBot.oneReply)
         defer { try? FileManager.default.removeItem(at: botDir) }
         let feeder = try await PostgresStore(url: url)
         let store = try await PostgresStore(url: url)

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
-import UsherBenchSupport
 import UsherSQLite
 import UsherStore
+import UsherTestSupport
 
 let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -27,7 +27,7 @@ struct Scratch {
         try Data(rules.utf8).write(to: botDir.appendingPathComponent("rules.yaml"))
     }
 
-    static let seedRules = BenchBot.rules
+    static let seedRules = TestBot.rules
 
     func remove() { try? FileManager.default.removeItem(at: dir) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import UsherPostgres
 import UsherRuntime
 import UsherStore
@@ -71,7 +72,7 @@ enum Latency {
         var feeders: [PostgresStore] = []
         if feeder == .store { for _ in 0..<writers { feeders.append(try await PostgresStore(url: url)) } }
         let metrics = Metrics()
-        let failure = Locked<String?>(nil)
+        let failure = Mutex<String?>(nil)
         let answerer: Answerer
         switch responder {
         case .usher(let bot):
@@ -155,8 +156,8 @@ enum Latency {
                 return last
             }
         }
-        let offered = Double(total) / max(1e-9, (finished - start).seconds)
-        let ran = (finished - start).seconds
+        let offered = Double(total) / max(1e-9, (finished - start) / .seconds(1))
+        let ran = (finished - start) / .seconds(1)
         let deadline = clock.now + .seconds(60)
         while answerer.decided() < total {
             if let why = failure.withLock({ $0 }) { throw BenchError("latency: the worker stopped: \(why)") }
@@ -177,7 +178,7 @@ enum Latency {
             try await Task.sleep(for: .milliseconds(5))
         }
         let clientCPU = cpuSeconds() - cpuBefore, clientSwitches = contextSwitches() - switchesBefore
-        let timed = max(1e-9, (clock.now - timedFrom).seconds)
+        let timed = max(1e-9, (clock.now - timedFrom) / .seconds(1))
         let machineAfter = machineSeconds()
         let cores = Cores(machine: (machineAfter.busy - machineBefore.busy) / timed,
                           stolen: (machineAfter.stolen - machineBefore.stolen) / timed,

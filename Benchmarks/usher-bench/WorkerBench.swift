@@ -1,15 +1,16 @@
 import Foundation
+import UsherBenchSupport
 import UsherEngine
 import UsherRuntime
 import UsherSQLite
 import UsherStore
-import UsherBenchSupport
+import UsherTestSupport
 
 /// The worker on a SQLite file: throughput on a backlog (decided and committed, one message at
 /// a time and with group commit), and latency from a message stored to its reply stored at a
 /// fixed offered rate.
 enum WorkerBench {
-    static func scratch() throws -> (dir: URL, bot: BotRuntime) { try BenchBot.make(prefix: "usher-bench") }
+    static func scratch() throws -> (dir: URL, bot: BotRuntime) { try TestBot.make(prefix: "usher-bench") }
 
     /// Messages per second through the worker on a backlog of `count` messages (4 per
     /// conversation: three replies and a handoff).
@@ -21,7 +22,7 @@ enum WorkerBench {
         for i in 0..<count {
             try await store.append(NewMessage(id: "m\(i)", conversationID: "c\(i / 4)", from: .customer, text: "hello \(i % 4)", at: at))
         }
-        let rate = try await BenchBot.messagesPerSecond(store, bot, count: count, groupCommit: groupCommit) {
+        let rate = try await TestBot.messagesPerSecond(store, bot, count: count, groupCommit: groupCommit) {
             store.statistics.commits
         }
         try await store.close()

@@ -36,7 +36,7 @@ enum StatementCost {
         }
         defer { for name in ["usher", "floor"] { server.drop("\(template)_\(name)") } }
         print("statement cost: \(fmt(Double(messages))) messages, each the first of its conversation and answered alone "
-              + "(\(fmt((ContinuousClock.now - started).seconds, 1)) s to build)")
+              + "(\(fmt((ContinuousClock.now - started) / .seconds(1), 1)) s to build)")
 
         // What runs: the whole of each side, its fetch alone, and Usher's batch without each statement.
         let names = Profile.names(sql)

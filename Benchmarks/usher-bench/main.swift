@@ -33,8 +33,7 @@ func measure(iterations: Int, rounds: Int = 5, _ body: (Int) -> Void) -> Double 
     for _ in 0..<rounds {
         let start = ContinuousClock.now
         for i in 0..<iterations { body(i) }
-        let d = ContinuousClock.now - start
-        let ns = Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
+        let ns = (ContinuousClock.now - start) / .nanoseconds(1)
         best = min(best, ns / Double(iterations))
     }
     return best

@@ -51,7 +51,7 @@ enum UsherRun {
             if clock.now > deadline { throw BenchError("the workers did not finish the backlog in 600 s (\(done()) done)") }
             try await Task.sleep(for: .milliseconds(5))
         }
-        let elapsed = (clock.now - start).seconds
+        let elapsed = (clock.now - start) / .seconds(1)
         let cpu = cpuSeconds() - cpuBefore
         let serverCPU = server.serverCPUSeconds() - serverBefore
         for w in workers { w.requestStop() }

@@ -23,7 +23,7 @@ enum Micro {
             let tc = ContinuousClock.now
             db.exec("COMMIT")
             print("  " + name.padding(toLength: 28, withPad: " ", startingAt: 0)
-                  + String(format: "%6.2f µs/row   COMMIT of all %6.1f ms", d.seconds * 1e6 / Double(n), (ContinuousClock.now - tc).ms))
+                  + String(format: "%6.2f µs/row   COMMIT of all %6.1f ms", d / .microseconds(1) / Double(n), (ContinuousClock.now - tc).ms))
         }
         print("one statement of the commit, \(n) times in one transaction:")
         time("stateMeta (miss)", StoreSQL.stateMeta) { s, i in db.bind(s, 1, "bench"); db.bind(s, 2, "c-\(i % 1000)") }

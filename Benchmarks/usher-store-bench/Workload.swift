@@ -11,6 +11,12 @@ struct Workload: Sendable {
     static let bot = BotIdentity(id: "bench", name: "Bench", senderID: "bot:bench")
     static let t0 = Date(timeIntervalSince1970: 1_764_468_000)
     static let text = "Hi, I want a refund for order 123-4567890-1234567, it never arrived."
+    /// A message as a backend writes one into the `messages` table (docs/store-sqlite.md, "Schema"):
+    /// ?1 id, ?2 conversation, ?3 kind, ?4 sender type, ?5 sender id, ?6 sender name, ?7 text, ?8 at.
+    static let insertMessage = """
+        INSERT INTO messages (id, conversation_id, kind, sender_type, sender_id, sender_name, content, created_at)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+        """
 
     /// A new database file with the schema and the workload's messages.
     func prepare(path: String, synchronous: SQLiteStore.Options.Synchronous = .normal, pageSize: Int? = nil) async throws {
@@ -31,7 +37,7 @@ struct Workload: Sendable {
             _ = db.step(conv)
             db.reset(conv)
         }
-        let msg = db.prepare(StoreSQL.insertMessage)
+        let msg = db.prepare(Self.insertMessage)
         for i in 0..<messages {
             db.bind(msg, 1, "m-\(i)")
             db.bind(msg, 2, "c-\(i % conversations)")

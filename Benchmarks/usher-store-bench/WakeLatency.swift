@@ -57,7 +57,7 @@ enum WakeLatency {
             try await Task.sleep(for: gap)
             let committed: ContinuousClock.Instant = await withCheckedContinuation { c in
                 queue.async {
-                    let s = writer.prepare(StoreSQL.insertMessage)
+                    let s = writer.prepare(Workload.insertMessage)
                     writer.bind(s, 1, "other-\(i)-\(UUID())"); writer.bind(s, 2, "wake"); writer.bind(s, 3, "message")
                     writer.bind(s, 4, "customer"); writer.null(s, 5); writer.null(s, 6); writer.bind(s, 7, "x")
                     writer.bind(s, 8, Date().timeIntervalSince1970)
@@ -100,7 +100,7 @@ enum WakeLatency {
     static func writerMain(path: String, count: Int, gapMs: Int) {
         let db = RawDB(path: path)
         db.exec("INSERT OR IGNORE INTO conversations (id, created_at, updated_at) VALUES ('wake-process', 0, 0)")
-        let s = db.prepare(StoreSQL.insertMessage)
+        let s = db.prepare(Workload.insertMessage)
         for i in 0..<count {
             usleep(UInt32(gapMs * 1000))
             db.bind(s, 1, "process-\(i)-\(UUID())"); db.bind(s, 2, "wake-process"); db.bind(s, 3, "message")

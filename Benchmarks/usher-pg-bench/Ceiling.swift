@@ -4,6 +4,7 @@ import UsherEngine
 import UsherPostgres
 import UsherRuntime
 import UsherStore
+import UsherTestSupport
 
 /// The ceiling: pgbench running, per transaction, the statements one worker batch runs — the
 /// claim, the states read and the group commit — with the store's own SQL text (`store.sql`,
@@ -64,7 +65,7 @@ struct Ceiling {
         ]))
         // Worker.prepare: the states came with the batch; every message decided in memory.
         var batch: [Commit] = []
-        for c in order { batch += BenchBot.decide(byConversation[c]!, bot, at: now) }
+        for c in order { batch += TestBot.decide(byConversation[c]!, bot, at: now) }
         out += commitStatements(batch, sql)
         return out
     }

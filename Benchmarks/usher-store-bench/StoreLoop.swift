@@ -20,7 +20,7 @@ enum StoreLoop {
             cursor = m.seq
             done += 1
         }
-        let seconds = (ContinuousClock.now - start).seconds
+        let seconds = (ContinuousClock.now - start) / .seconds(1)
         precondition(done == messages, "store loop did \(done) of \(messages)")
         return Double(done) / seconds
     }
@@ -35,7 +35,8 @@ enum StoreLoop {
         defer {
             if split, done > 0 {
                 print(String(format: "      per message: pending %.2f µs, states %.2f µs, commit(batch:) %.2f µs",
-                             (tp / done).seconds * 1e6, (ts / done).seconds * 1e6, (tc / done).seconds * 1e6))
+                             tp / .microseconds(1) / Double(done), ts / .microseconds(1) / Double(done),
+                             tc / .microseconds(1) / Double(done)))
             }
         }
         while done < messages {
@@ -60,7 +61,7 @@ enum StoreLoop {
             cursor = ms.last!.seq
             done += ms.count
         }
-        let seconds = (ContinuousClock.now - start).seconds
+        let seconds = (ContinuousClock.now - start) / .seconds(1)
         precondition(done == messages, "grouped loop did \(done) of \(messages)")
         return Double(done) / seconds
     }

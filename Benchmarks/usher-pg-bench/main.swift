@@ -7,6 +7,7 @@ import Foundation
 import UsherBenchSupport
 import UsherPostgres
 import UsherPostgresTestServer
+import UsherTestSupport
 
 let usage = """
         swift build -c release --product usher-pg-bench
@@ -171,12 +172,12 @@ func main() async throws {
           + args.joined(separator: " "))
     let server = try BenchServer(extra: extraSettings)
     print("server: \(try server.describeSettings())")
-    let (dir, bot) = try BenchBot.make(prefix: "usher-pg-bench")
+    let (dir, bot) = try TestBot.make(prefix: "usher-pg-bench")
     defer { try? FileManager.default.removeItem(at: dir) }
     let started = ContinuousClock.now
     let sql = try await Backlog.createHistory(server, count: history, bot: bot)
     print("history: \(fmt(Double(history))) messages answered before the backlog\(history == 0 ? " (--cold: Usher's tables analyzed empty)" : "")"
-          + " (\(fmt((ContinuousClock.now - started).seconds, 1)) s to build)")
+          + " (\(fmt((ContinuousClock.now - started) / .seconds(1), 1)) s to build)")
 
     if only == "cost" {
         try await StatementCost.run(server, sql: sql, bot: bot, messages: option("--messages").flatMap(Int.init) ?? (quick ? 1_000 : 4_000),
@@ -217,7 +218,7 @@ func main() async throws {
         }
         let statements = script.text.split(separator: "\n").filter { $0.hasSuffix(";") }.count
         print("backlog: \(fmt(Double(messages))) messages in \(fmt(Double((messages + 3) / 4))) conversations of 4 "
-              + "(\(fmt((ContinuousClock.now - started).seconds, 1)) s to build); pgbench: \(script.batches) batches of "
+              + "(\(fmt((ContinuousClock.now - started) / .seconds(1), 1)) s to build); pgbench: \(script.batches) batches of "
               + "\(batchSize), \(statements) statements each + 1 fetch")
 
         for round in 1...rounds {

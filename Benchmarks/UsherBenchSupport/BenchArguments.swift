@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The command line of a benchmark, checked before it starts: `--help` (or `-h`) prints its
 /// usage and exits 0; an option it does not know, or one without its value, stops it with exit

@@ -110,13 +110,14 @@ enum BareLoop {
             db.run("COMMIT")
             inCommit += ContinuousClock.now - committing
         }
-        let seconds = (ContinuousClock.now - start).seconds
+        let seconds = (ContinuousClock.now - start) / .seconds(1)
         precondition(done == messages, "bare loop did \(done) of \(messages)")
-        return Run(rate: Double(done) / seconds, commitMicros: inCommit.seconds * 1e6 / Double(done),
+        return Run(rate: Double(done) / seconds, commitMicros: inCommit / .microseconds(1) / Double(done),
                    pagesPerMessage: Double(db.pagesWritten - pagesBefore) / Double(done), checkpoints: checkpointer?.statistics)
     }
 }
 
 extension Duration {
-    var ms: Double { seconds * 1000 }
+    /// In milliseconds.
+    var ms: Double { self / .milliseconds(1) }
 }

@@ -1,42 +1,10 @@
 public import Foundation
 public import UsherRuntime
 public import UsherStore
+public import UsherTestSupport
 import UsherEngine
 
-/// The bot of the worker benchmarks (`usher-bench --only worker`, `usher-pg-bench`) and of the
-/// worker tests: three canned replies, then a handoff on the fourth customer message.
-public enum BenchBot {
-    public static let rules = """
-    version: 1
-    rules:
-      - id: opening
-        when: {customer_messages: {at_most: 3}}
-        then: [reply: {sequence: ["one", "two", "three"]}]
-      - id: threshold
-        when: {customer_messages: {at_least: 4}}
-        then: [handoff: {reason: threshold}]
-    """
-
-    /// A bot that answers every customer message with one reply: the transaction shape of
-    /// `usher-store-bench` (a state, a reply, a done mark per message).
-    public static let oneReply = """
-    version: 1
-    rules:
-      - id: opening
-        when: {customer_messages: {at_least: 1}}
-        then: [reply: "Thanks for reaching out—we're here to help."]
-    """
-
-    /// The bot (id `bench`) written into a new temporary folder, and that folder (the caller
-    /// removes it).
-    public static func make(prefix: String, rules: String = rules) throws -> (dir: URL, bot: BotRuntime) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("bot"), withIntermediateDirectories: true)
-        try Data("bot: bench\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot/bot.yaml"))
-        try Data(rules.utf8).write(to: dir.appendingPathComponent("bot/rules.yaml"))
-        return (dir, try BotRuntime(path: dir.appendingPathComponent("bot").path))
-    }
-
+extension TestBot {
     /// Messages per second of a worker (batches of `batch`, idle wait 5 ms) on `store`'s backlog
     /// of `count` messages, from its start until `committed()` — the store's own count: asking
     /// the store from seq 0 every millisecond would walk every done message on the worker's own
@@ -57,7 +25,7 @@ public enum BenchBot {
         try await task.value
         let left = try await store.pending(bot: bot.id, after: 0, limit: 1)
         precondition(left.isEmpty, "every message committed, none pending")
-        return Double(count) / d.seconds
+        return Double(count) / (d / .seconds(1))
     }
 
     /// The commits of one conversation's messages, decided in order from no state (as the worker

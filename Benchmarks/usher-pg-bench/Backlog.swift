@@ -1,9 +1,10 @@
 import Foundation
+import UsherBenchSupport
 import UsherEngine
 import UsherPostgres
 import UsherRuntime
 import UsherStore
-import UsherBenchSupport
+import UsherTestSupport
 
 /// A backlog of `count` customer messages in conversations of 4 (`m<i>` in `c<i/4>`; `--only
 /// cost`: of 1), written once into a template database that every run copies. The rows are what
@@ -76,7 +77,7 @@ struct Backlog {
         let sample = (0..<4).map { k in
             StoredMessage(seq: Int64(k + 1), id: "@M\(k)@", conversationID: "@C@", from: .customer, text: "hello \(k)", at: at)
         }
-        let commits = BenchBot.decide(sample, bot, at: at)
+        let commits = TestBot.decide(sample, bot, at: at)
         func lit(_ s: String?) -> String {
             guard let s else { return "NULL" }
             return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
