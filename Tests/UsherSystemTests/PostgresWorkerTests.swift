@@ -392,7 +392,7 @@ struct PostgresWorkerTests {
                      "-keyout", dir + "/server.key", "-out", dir + "/server.crt"])
         chmod(dir + "/server.key", 0o600)
         if getuid() == 0 { try command(["chown", "postgres", dir + "/server.key", dir + "/server.crt"]) }
-        let port = Int.random(in: 20_000...40_000)
+        let port = try Loopback.freePort()
         let server = try PostgresTestServer(settings: [
             "fsync": "off", "listen_addresses": "127.0.0.1", "port": String(port), "ssl": "on",
             "ssl_cert_file": dir + "/server.crt", "ssl_key_file": dir + "/server.key",
@@ -401,7 +401,6 @@ struct PostgresWorkerTests {
         let database = PostgresTestServer.database(of: try server.createDatabase())
         let url = "postgresql://\(server.user)@127.0.0.1:\(port)/\(database)?sslmode=require"
         let check = try PGConnection(url)
-        let checkPort = try Int(check.execute("SELECT inet_client_port()").string(0, 0))
         #expect(try check.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").string(0, 0) == "t")
         // A megabyte in one reply, its task waiting on the thread.
         let thread = ThreadExecutor(name: "usher-test-tls", spin: .zero)
@@ -419,7 +418,8 @@ struct PostgresWorkerTests {
         let store = try await PostgresStore(url: url)
         let worker = Worker(store: store, bots: [bot], workerID: "w", options: Worker.Options(), log: Logger(minimum: .error))
         let running = Task { try await worker.run() }
-        try await Task.sleep(for: .milliseconds(200))   // listening
+        // Listening before the messages come, so that they arrive as NOTIFYs over TLS too.
+        try await eventually("the worker's store listens") { store.changeSignal != nil }
         for c in 0..<5 {
             for k in 0..<4 {
                 _ = try await feeder.append(NewMessage(id: "c\(c)-m\(k)", conversationID: "c\(c)", from: .customer,
@@ -428,13 +428,26 @@ struct PostgresWorkerTests {
         }
         try await drain(feeder, bot: bot.id, timeout: .seconds(30))
         for c in 0..<5 { #expect(try await feeder.transcript(conversation: "c\(c)").filter { $0.from == .bot }.count == 4) }
-        #expect(try check.execute("SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) "
-                                  + "WHERE a.application_name LIKE 'usher.postgres%' AND NOT s.ssl").int64(0, 0) == 0)
-        // Every connection of the stores probes its idle socket after 30 s (`PGConnInfo`), not
-        // after the system's two hours: each has a keepalive timer due within 30 s.
-        let timers = try keepaliveTimers(to: port, test: [checkPort])
-        #expect(timers.filter { $0.owner == "store" }.count >= 5, "\(timers)")
-        #expect(timers.allSatisfy { $0.owner == "test" || ($0.keepalive && $0.due <= 30) }, "\(timers)")
+        // The server names every connection of the two stores (reading, commits, LISTEN, the
+        // feeder's) and its client port, and says whether it is encrypted; each is a socket of
+        // this process, on which the kernel applies Usher's settings (`PGConnInfo`): probed
+        // after 30 s idle, not after the system's two hours, and given up within a minute.
+        let wanted = Loopback.Settings(keepalive: true, idle: 30, interval: 10, count: 3, userTimeout: 60_000)
+        var seen: [String] = []
+        try await eventually("every connection of the stores encrypted, with Usher's keepalives", timeout: .seconds(30),
+                             detail: seen.joined(separator: "\n")) {
+            let r = try check.execute("SELECT a.application_name, a.client_port, s.ssl FROM pg_stat_activity a "
+                                      + "JOIN pg_stat_ssl s USING (pid) WHERE a.application_name LIKE 'usher.postgres%' "
+                                      + "ORDER BY a.application_name")
+            let sockets = Loopback.connections(to: port)
+            seen = (0..<r.rows).map { i in
+                let settings = Int(r.string(i, 1)).flatMap { sockets[$0] }
+                return "\(r.string(i, 0)) port \(r.string(i, 1)) ssl \(r.string(i, 2)): \(settings.map(String.init(describing:)) ?? "no socket here")"
+            }
+            return r.rows >= 5 && (0..<r.rows).allSatisfy { i in
+                r.string(i, 2) == "t" && Int(r.string(i, 1)).flatMap { sockets[$0] } == wanted
+            }
+        }
         worker.requestStop()
         try await running.value
         try await store.close()
@@ -640,22 +653,4 @@ struct StoreURLSecretTests {
         #expect(text.contains(shown), "\(text)")
         #expect(!text.contains(secret), "\(text)")
     }
-}
-
-/// The TCP connections of this machine to `port` on 127.0.0.1, from `/proc/net/tcp`: whether
-/// each has its keepalive timer running, and in how many seconds it is due. `test`: the local
-/// ports of the test's own connections (made without Usher's settings).
-func keepaliveTimers(to port: Int, test: [Int?]) throws -> [(owner: String, keepalive: Bool, due: Double)] {
-    let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
-    var out: [(String, Bool, Double)] = []
-    for line in table.split(separator: "\n").dropFirst() {
-        // sl local rem st tx:rx tr:when …; addresses as hex IP:PORT, the timer in 1/100 s.
-        let f = line.split(separator: " ", omittingEmptySubsequences: true)
-        guard f.count > 5, f[2] == "0100007F:\(String(format: "%04X", port))", f[3] == "01" else { continue }
-        let local = Int(f[1].split(separator: ":")[1], radix: 16)
-        let timer = f[5].split(separator: ":")
-        let owner = test.contains(local) ? "test" : "store"
-        out.append((owner, timer[0] == "02", Double(Int(timer[1], radix: 16) ?? 0) / 100))
-    }
-    return out
 }
