@@ -78,11 +78,13 @@ let package = Package(
                           swiftSettings: strict),
         .executableTarget(name: "FuzzText", dependencies: ["UsherText"], swiftSettings: strict),
 
-        .testTarget(name: "UsherYAMLTests", dependencies: ["UsherYAML"]),
-        .testTarget(name: "UsherTextTests", dependencies: ["UsherText"]),
-        .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML"]),
+        // What tests of several targets share (`cpuTime`); not linked into any product.
+        .target(name: "UsherTestSupport", path: "Tests/UsherTestSupport", swiftSettings: strict),
+        .testTarget(name: "UsherYAMLTests", dependencies: ["UsherYAML", "UsherTestSupport"]),
+        .testTarget(name: "UsherTextTests", dependencies: ["UsherText", "UsherTestSupport"]),
+        .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML", "UsherTestSupport"]),
         .testTarget(name: "UsherSQLMappingTests", dependencies: ["UsherSQLMapping", "UsherDiagnostics"]),
-        .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules"]),
+        .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules", "UsherTestSupport"]),
         .testTarget(name: "UsherStoreTests", dependencies: ["UsherStore", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSQLiteTests", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherPostgresTests",
