@@ -78,7 +78,7 @@ let package = Package(
                           swiftSettings: strict),
         .executableTarget(name: "FuzzText", dependencies: ["UsherText"], swiftSettings: strict),
 
-        // What tests of several targets share (`cpuTime`); not linked into any product.
+        // What tests of several targets share (`cpuTime`, `eventually`); not linked into any product.
         .target(name: "UsherTestSupport", path: "Tests/UsherTestSupport", swiftSettings: strict),
         .testTarget(name: "UsherYAMLTests", dependencies: ["UsherYAML", "UsherTestSupport"]),
         .testTarget(name: "UsherTextTests", dependencies: ["UsherText", "UsherTestSupport"]),
@@ -89,13 +89,14 @@ let package = Package(
         .testTarget(name: "UsherSQLiteTests", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherPostgresTests",
                     dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherStore", "UsherEngine", "UsherSQLMapping",
-                                   "UsherDiagnostics"]),
+                                   "UsherDiagnostics", "UsherTestSupport"]),
         .testTarget(name: "UsherStdioTests", dependencies: ["UsherStdio", "UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules",
                                                       "UsherBenchSupport"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
-                                                     "UsherPostgresTestServer", "UsherBenchSupport", "UsherRuntime"]),
+                                                     "UsherPostgresTestServer", "UsherBenchSupport", "UsherRuntime",
+                                                     "UsherTestSupport"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
     ]
 )
