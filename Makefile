@@ -4,7 +4,7 @@
 #   make build   build the `usher` command (release)
 #   make run     build, then run the worker with bots/support on sqlite:usher.db
 #   make test    build everything, then `make unit` and `make system` — exactly what CI runs (.ci/run)
-#   make unit    the fast tests: no server, no subprocess, no real sleep (~10 s after the build)
+#   make unit    the fast tests: no server, no subprocess, no real sleep (~5 s after the build)
 #   make system  the tests with real servers, processes and timers, one at a time (minutes)
 #   make bench   run the benchmarks (release)
 #   make fuzz    short libFuzzer runs over the YAML loader and the text matcher
