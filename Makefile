@@ -88,7 +88,8 @@ run: deps build
 # suite is a unit test unless it is listed here. The unit tests run in parallel; the system tests
 # one at a time, because they start worker processes and time their shutdown, which other tests
 # running beside them on a 2-core machine would skew.
-# Measured 2026-12-05 on the 2-core machine, after the build: unit ~10 s, system ~5 min.
+# Measured 2026-12-05 on the 2-core machine, fresh clone: build 85-92 s, then unit 3-4 s (6 s with
+# two other processes spinning on the cores), system 131-161 s; `make test` about 4 minutes.
 SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests)\. \
   |^UsherRuntimeTests\.(WorkerTests|HTTPTests|NotificationDeliveryTests|SlowWriteTests|LateNotificationTests)/ \
   |^UsherStoreTests\.ChangeSignalTests/ \
