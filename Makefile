@@ -3,7 +3,9 @@
 #   make deps    check (as root: install) the system libraries the build needs
 #   make build   build the `usher` command (release)
 #   make run     build, then run the worker with bots/support on sqlite:usher.db
-#   make test    build everything and run all tests — exactly what CI runs (.ci/run)
+#   make test    build everything, then `make unit` and `make system` — exactly what CI runs (.ci/run)
+#   make unit    the fast tests: no server, no subprocess, no real sleep (~5 s after the build)
+#   make system  the tests with real servers, processes and timers, one at a time (minutes)
 #   make bench   run the benchmarks in Benchmarks/ (release; BENCHMARKS.md)
 #   make fuzz    short libFuzzer runs over the YAML loader and the text matcher
 #
@@ -26,10 +28,10 @@ FUZZ_SCRATCH := .build/fuzz
 FUZZ_OUT := fuzz-corpus
 
 .DEFAULT_GOAL := help
-.PHONY: help deps test-deps build run test bench fuzz
+.PHONY: help deps test-deps build run test unit system bench fuzz
 
 help:
-	@sed -n '3,9s/^# \{0,1\}//p' Makefile
+	@sed -n '3,11s/^# \{0,1\}//p' Makefile
 
 deps:
 	@if ! command -v $(SWIFT) >/dev/null 2>&1; then \
@@ -80,15 +82,38 @@ run: deps build
 	.build/release/usher check bots/support
 	.build/release/usher run bots/support --store $(STORE) --metrics 127.0.0.1:9464
 
+# The tests in two groups, told apart by the test ids `swift test` matches (Target.Suite/test):
+# SYSTEM_TESTS are the suites that start PostgreSQL, run `usher` or another program, or wait on
+# real threads and timers; every other test is a unit test and must need none of that — a new
+# suite is a unit test unless it is listed here. The unit tests run in parallel; the system tests
+# one at a time, because they start worker processes and time their shutdown, which other tests
+# running beside them on a 2-core machine would skew.
+# Measured 2026-12-05 on the 2-core machine, fresh clone: build 85-92 s, then unit 3-4 s (6 s with
+# two other processes spinning on the cores), system 131-161 s; `make test` about 4 minutes.
+SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests)\. \
+  |^UsherRuntimeTests\.(WorkerTests|HTTPTests|NotificationDeliveryTests|SlowWriteTests|LateNotificationTests)/ \
+  |^UsherStoreTests\.ChangeSignalTests/ \
+  |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests)/
+empty :=
+SYSTEM_FILTER := $(subst $(empty) $(empty),,$(strip $(SYSTEM_TESTS)))
+# `make test` builds once, then runs both groups without building again.
+TEST_BUILD ?=
+
 test:
-	@echo "==> 1/3 checking swift, the system libraries and PostgreSQL (make deps test-deps)"
+	@echo "==> 1/4 checking swift, the system libraries and PostgreSQL (make deps test-deps)"
 	@$(MAKE) --no-print-directory deps test-deps
-	@echo "==> 2/3 building every target, debug: swift build"
-	$(SWIFT) build
-	@echo "==> 3/3 running every test, one at a time: swift test --no-parallel"
-	@# One at a time: the system tests start worker processes and time their shutdown, which
-	@# other tests running beside them on a 2-core machine would skew.
-	$(SWIFT) test --no-parallel
+	@echo "==> 2/4 building every target and test, debug: swift build --build-tests"
+	$(SWIFT) build --build-tests
+	@echo "==> 3/4 unit tests: make unit"
+	@$(MAKE) --no-print-directory unit TEST_BUILD=--skip-build
+	@echo "==> 4/4 system tests: make system"
+	@$(MAKE) --no-print-directory system TEST_BUILD=--skip-build
+
+unit: deps
+	$(SWIFT) test $(TEST_BUILD) --skip '$(SYSTEM_FILTER)'
+
+system: deps test-deps
+	$(SWIFT) test $(TEST_BUILD) --no-parallel --filter '$(SYSTEM_FILTER)'
 
 bench: deps test-deps
 	$(SWIFT) run -c release usher-bench

@@ -70,7 +70,8 @@ let package = Package(
         // A throwaway PostgreSQL server (initdb in a temporary directory, a Unix socket): no
         // system service is touched.
         .target(name: "UsherPostgresTestServer", path: "Tests/Support/UsherPostgresTestServer", swiftSettings: strict),
-        // The bot the worker tests and benchmarks run.
+        // What tests of several targets share: the bot the worker tests and benchmarks run, `cpuTime`,
+        // `eventually`.
         .target(name: "UsherTestSupport", dependencies: ["UsherRuntime"], path: "Tests/Support/UsherTestSupport",
                 swiftSettings: strict),
 
@@ -93,16 +94,16 @@ let package = Package(
                                          "UsherStore", "UsherEngine", "UsherBenchSupport", "UsherTestSupport"],
                           path: "Benchmarks/usher-pg-bench", swiftSettings: strict),
 
-        .testTarget(name: "UsherYAMLTests", dependencies: ["UsherYAML"]),
-        .testTarget(name: "UsherTextTests", dependencies: ["UsherText"]),
-        .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML"]),
+        .testTarget(name: "UsherYAMLTests", dependencies: ["UsherYAML", "UsherTestSupport"]),
+        .testTarget(name: "UsherTextTests", dependencies: ["UsherText", "UsherTestSupport"]),
+        .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML", "UsherTestSupport"]),
         .testTarget(name: "UsherSQLMappingTests", dependencies: ["UsherSQLMapping", "UsherDiagnostics"]),
-        .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules"]),
+        .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules", "UsherTestSupport"]),
         .testTarget(name: "UsherStoreTests", dependencies: ["UsherStore", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSQLiteTests", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherPostgresTests",
                     dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherStore", "UsherEngine", "UsherSQLMapping",
-                                   "UsherDiagnostics"]),
+                                   "UsherDiagnostics", "UsherTestSupport"]),
         .testTarget(name: "UsherStdioTests", dependencies: ["UsherStdio", "UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules",
                                                       "UsherTestSupport"]),

@@ -56,11 +56,26 @@ final class LineReader: @unchecked Sendable {
                 buffer.removeFirst(start)
                 start = 0
             }
-            let handle = handle
+            let fd = handle.fileDescriptor
             let chunk: Data = try await withCheckedThrowingContinuation { c in
-                queue.async { c.resume(with: Result { try handle.read(upToCount: 1 << 16) ?? Data() }) }
+                queue.async { c.resume(with: Result { try Self.read(fd, upTo: 1 << 16) }) }
             }
             if chunk.isEmpty { eof = true } else { buffer.append(contentsOf: chunk) }
+        }
+    }
+
+    /// One `read(2)`: what is there now (waiting until something is), empty at the end.
+    /// `FileHandle.read(upToCount:)` waits on a pipe until it has `count` bytes or the pipe
+    /// ends, which held a live backend's lines back until 64 KiB had come or it closed.
+    static func read(_ fd: Int32, upTo count: Int) throws -> Data {
+        var data = Data(count: count)
+        while true {
+            let n = data.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, count) }
+            if n >= 0 {
+                data.count = n
+                return data
+            }
+            if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         }
     }
 }

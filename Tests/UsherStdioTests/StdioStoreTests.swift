@@ -300,10 +300,17 @@ struct StdioStoreTests {
         let store = try await StdioStore(path: dir.path("state.db"), output: out)
         defer { Task { try? await store.close() } }
         let pipe = Pipe()
+        let signal = try #require(store.changeSignal)
         async let summary = StdioIntake(store: store, errors: MemorySink()).run(input: pipe.fileHandleForReading)
-        for line in Self.conversation.split(separator: "\n").prefix(2) {
+        // Each line is taken in as it comes, while the pipe stays open: it is in the store
+        // before the next is written. (A read that waited for 64 KiB or the pipe's end held
+        // them all back until the close.)
+        for (written, line) in Self.conversation.split(separator: "\n").prefix(2).enumerated() {
             pipe.fileHandleForWriting.write(Data((line + "\n").utf8))
-            try await Task.sleep(for: .milliseconds(20))
+            let taken = try await signal.once {
+                try await store.transcript(conversation: "c-42").count > written
+            }
+            #expect(taken, "line \(written + 1) taken in while the pipe is open")
         }
         try pipe.fileHandleForWriting.close()
         #expect(try await summary.appended == 2)
@@ -322,5 +329,19 @@ struct StdioStoreTests {
         let suite = ConformanceSuite { try await StdioStore(path: dir.path("\(UUID().uuidString).db"), output: MemorySink()) }
         let failures = await suite.runAll()
         #expect(failures.isEmpty, "\(failures)")
+    }
+}
+
+extension ChangeSignal {
+    /// Whether `condition` holds, looked at again at each notify: false once the signal has
+    /// stayed still for `quiet` (or the task is cancelled) and it still does not. A wait for
+    /// an event with a generous bound, never a sleep.
+    func once(quiet: Duration = .seconds(30), _ condition: () async throws -> Bool) async rethrows -> Bool {
+        while true {
+            let seen = generation
+            if try await condition() { return true }
+            await wait(since: seen, timeout: quiet)
+            if generation == seen { return try await condition() }
+        }
     }
 }

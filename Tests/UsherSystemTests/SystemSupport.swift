@@ -33,9 +33,11 @@ struct Scratch {
 }
 
 /// Runs the usher binary with `args` to its end: its status and what it wrote on stderr (and
-/// on stdout too, with `stdout`). `stopAfter`: SIGTERM after that long (a worker, say);
+/// on stdout too, with `stdout`). `stopWhenItSays`: SIGTERM once its output says that (a worker
+/// waiting for its store, say) — or after a minute, when it never does and will not end;
 /// `directory`: where it runs.
-func runUsher(_ args: [String], stdout: Bool = false, stopAfter: Duration? = nil, in directory: URL? = nil) throws -> (status: Int32, output: String) {
+func runUsher(_ args: [String], stdout: Bool = false, stopWhenItSays cue: String? = nil,
+              in directory: URL? = nil) throws -> (status: Int32, output: String) {
     let p = Process()
     p.executableURL = try usherBinary()
     p.arguments = args
@@ -44,20 +46,46 @@ func runUsher(_ args: [String], stdout: Bool = false, stopAfter: Duration? = nil
     p.standardError = out
     p.standardOutput = stdout ? out : FileHandle.nullDevice
     try p.run()
-    if let stopAfter {
-        Thread.sleep(forTimeInterval: Double(stopAfter.components.seconds) + Double(stopAfter.components.attoseconds) / 1e18)
-        kill(p.processIdentifier, SIGTERM)
+    var text = Data()
+    if let cue {
+        let pid = p.processIdentifier
+        let stopped = Locked(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+            if !stopped.withLock({ $0 }) { kill(pid, SIGKILL) }
+        }
+        while !String(decoding: text, as: UTF8.self).contains(cue), let chunk = try? readChunk(out.fileHandleForReading), !chunk.isEmpty {
+            text.append(chunk)
+        }
+        kill(pid, SIGTERM)
+        p.waitUntilExit()
+        stopped.withLock { $0 = true }
     }
-    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    text.append(out.fileHandleForReading.readDataToEndOfFile())
     p.waitUntilExit()
-    return (p.terminationStatus, text)
+    return (p.terminationStatus, String(decoding: text, as: UTF8.self))
 }
 
-/// A worker process.
+/// What a pipe holds now (waiting until it holds something); empty at its end.
+func readChunk(_ handle: FileHandle) throws -> Data {
+    var data = Data(count: 1 << 16)
+    while true {
+        let n = data.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+        if n >= 0 {
+            data.count = n
+            return data
+        }
+        if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+}
+
+/// A worker process. Its stderr is read as it comes (by a thread of its own), so that the
+/// worker never blocks on a full pipe and the test can look at its log at any moment.
 final class WorkerProcess: @unchecked Sendable {
-    // @unchecked: used from one test task at a time.
+    // @unchecked: `process` is used from one test task at a time; the log is behind its lock.
     let process = Process()
-    let stderr = Pipe()
+    private let stderr = Pipe()
+    private let captured = Locked(Data())
+    private let drained = DispatchSemaphore(value: 0)
 
     convenience init(_ scratch: Scratch, extra: [String] = []) throws {
         try self.init(bot: scratch.bot, store: "sqlite:\(scratch.db)", extra: extra)
@@ -69,6 +97,11 @@ final class WorkerProcess: @unchecked Sendable {
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()
+        let handle = stderr.fileHandleForReading
+        Thread.detachNewThread { [captured, drained] in
+            while let chunk = try? readChunk(handle), !chunk.isEmpty { captured.withLock { $0.append(chunk) } }
+            drained.signal()
+        }
     }
 
     func kill9() {
@@ -76,28 +109,26 @@ final class WorkerProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    /// SIGTERM, then the exit status and how long it took.
+    /// SIGTERM, then the exit status and how long it took. The log is whole afterwards.
     func terminate() -> (status: Int32, seconds: Double) {
         let start = ContinuousClock.now
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         let d = ContinuousClock.now - start
+        _ = drained.wait(timeout: .now() + 10)
         return (process.terminationStatus, Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
     }
 
-    var log: String { String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self) }
-}
+    /// What the worker has written on stderr so far.
+    var log: String { String(decoding: captured.withLock { $0 }, as: UTF8.self) }
 
-/// Polls until `condition` holds; after `timeout` records an issue naming `what` (and `detail`:
-/// a worker's log, say).
-func eventually(_ what: String, timeout: Duration = .seconds(20), detail: @autoclosure () -> String = "",
-                sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
+    /// Returns once the log says `text` (a worker that is up, or waiting, says so); records an
+    /// issue after `timeout`.
+    func waitForLog(_ text: String, timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await eventually("the worker's log to say \(text)", timeout: timeout, detail: log, sourceLocation: sourceLocation) {
+            log.contains(text)
+        }
     }
-    Issue.record("timed out waiting for: \(what)\n\(detail())", sourceLocation: sourceLocation)
 }
 
 /// Waits until every inbound message is done for `bot`.

@@ -1,4 +1,5 @@
 import Testing
+import UsherTestSupport
 @testable import UsherText
 
 @Suite struct PatternTests {
@@ -60,11 +61,10 @@ import Testing
     @Test func catastrophicPatternHitsTheLimitQuickly() throws {
         let pattern = try Pattern("(a+)+$")
         let text = String(repeating: "a", count: 10_000) + "b"
-        let clock = ContinuousClock()
         var result = PatternMatch.noMatch
-        let elapsed = clock.measure { result = pattern.match(text) }
+        let elapsed = cpuTime { result = pattern.match(text) }
         #expect(result == .limitHit("match limit"))
-        #expect(elapsed < .milliseconds(100))
+        #expect(elapsed > .zero && elapsed < .milliseconds(100), "\(elapsed) of CPU time")
     }
 
     @Test func theInterpreterHitsItsLimitsToo() throws {
@@ -98,9 +98,8 @@ import Testing
         let pattern = try Pattern("(a|aa){1,14}$", limits: PatternLimits(
             matchLimit: 1_000_000, depthLimit: 100_000, heapLimitKiB: 20_480, timeLimit: .milliseconds(20)))
         let text = String(repeating: "a", count: 16_000) + "!"
-        let clock = ContinuousClock()
         var result = PatternMatch.noMatch
-        let elapsed = clock.measure { result = pattern.match(text) }
+        let elapsed = cpuTime { result = pattern.match(text) }
         #expect(result == .limitHit("time limit"))
         #expect(elapsed < .seconds(1))
     }
