@@ -74,6 +74,9 @@ let package = Package(
         // `eventually`.
         .target(name: "UsherTestSupport", dependencies: ["UsherRuntime"], path: "Tests/Support/UsherTestSupport",
                 swiftSettings: strict),
+        // The conformance kit every adapter's tests run, and the in-memory store (the core alone).
+        .target(name: "UsherStoreTestKit", dependencies: ["UsherStore", "UsherEngine"], path: "Tests/Support/UsherStoreTestKit",
+                swiftSettings: strict),
 
         // Benchmarks, not product: under Benchmarks/ (`make bench`; BENCHMARKS.md). Targets of this
         // package rather than a package of their own: their ceilings run the adapters' own SQL text
@@ -99,13 +102,13 @@ let package = Package(
         .testTarget(name: "UsherRulesTests", dependencies: ["UsherRules", "UsherYAML", "UsherTestSupport"]),
         .testTarget(name: "UsherSQLMappingTests", dependencies: ["UsherSQLMapping", "UsherDiagnostics"]),
         .testTarget(name: "UsherEngineTests", dependencies: ["UsherEngine", "UsherRules", "UsherTestSupport"]),
-        .testTarget(name: "UsherStoreTests", dependencies: ["UsherStore", "UsherEngine", "UsherRules"]),
-        .testTarget(name: "UsherSQLiteTests", dependencies: ["UsherSQLite", "UsherStore", "UsherEngine"]),
+        .testTarget(name: "UsherStoreTests", dependencies: ["UsherStoreTestKit", "UsherStore", "UsherEngine", "UsherRules"]),
+        .testTarget(name: "UsherSQLiteTests", dependencies: ["UsherStoreTestKit", "UsherSQLite", "UsherStore", "UsherEngine"]),
         .testTarget(name: "UsherPostgresTests",
-                    dependencies: ["UsherPostgres", "UsherPostgresTestServer", "UsherStore", "UsherEngine", "UsherSQLMapping",
-                                   "UsherDiagnostics", "UsherTestSupport"]),
-        .testTarget(name: "UsherStdioTests", dependencies: ["UsherStdio", "UsherSQLite", "UsherStore", "UsherEngine"]),
-        .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherRuntime", "UsherStore", "UsherEngine", "UsherRules",
+                    dependencies: ["UsherStoreTestKit", "UsherPostgres", "UsherPostgresTestServer", "UsherStore", "UsherEngine",
+                                   "UsherSQLMapping", "UsherDiagnostics", "UsherTestSupport"]),
+        .testTarget(name: "UsherStdioTests", dependencies: ["UsherStoreTestKit", "UsherStdio", "UsherSQLite", "UsherStore", "UsherEngine"]),
+        .testTarget(name: "UsherRuntimeTests", dependencies: ["UsherStoreTestKit", "UsherRuntime", "UsherSQLite", "UsherStore", "UsherEngine", "UsherRules",
                                                       "UsherTestSupport"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",

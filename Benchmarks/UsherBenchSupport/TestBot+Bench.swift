@@ -23,7 +23,7 @@ extension TestBot {
         let d = ContinuousClock.now - start
         worker.requestStop()
         try await task.value
-        let left = try await store.pending(bot: bot.id, after: 0, limit: 1)
+        let left = try await store.pending(bot: bot.id, after: .start, limit: 1).messages
         precondition(left.isEmpty, "every message committed, none pending")
         return Double(count) / (d / .seconds(1))
     }

@@ -38,7 +38,8 @@ package final class PGConnection {
         guard PQstatus(c) == CONNECTION_OK else {
             let why = Self.message(PQerrorMessage(c))
             PQfinish(c)
-            throw StoreError("pg-connect", "cannot connect to PostgreSQL: \(why)", transient: true)
+            throw StoreError("pg-connect", "cannot connect to PostgreSQL: \(why)", transient: true,
+                             unavailable: PGError.isUnreachable(connectError: why))
         }
         conn = c
         PQsetNoticeProcessor(c, { _, message in PGNotices.report(message) }, nil)
@@ -402,13 +403,12 @@ package enum PGError {
     /// Two transactions waited for each other's rows, and the server ended this one.
     static func isDeadlock(_ error: StoreError) -> Bool { error.code == "pg-40P01" }
 
-    /// A connect that failed because the server is not there yet — refused, its socket missing,
-    /// starting up or shutting down, timed out, its host name not found yet — rather than for a
-    /// reason waiting does not mend (a password, a database, TLS). libpq says which only in its
-    /// message.
-    package static func isUnreachable(_ error: StoreError) -> Bool {
-        guard error.code == "pg-connect" else { return false }
-        let m = error.message.lowercased()
+    /// Whether a failed connect's message says the server is not there yet — refused, its
+    /// socket missing, starting up or shutting down, timed out, its host name not found yet —
+    /// rather than a reason waiting does not mend (a password, a database, TLS). libpq says
+    /// which only in its message; `StoreError.isUnavailable` carries the answer out.
+    static func isUnreachable(connectError why: String) -> Bool {
+        let m = why.lowercased()
         return [
             "connection refused", "no such file or directory", "timeout expired", "the database system is starting up",
             "the database system is shutting down", "the database system is not yet accepting connections",

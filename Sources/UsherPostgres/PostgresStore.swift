@@ -19,7 +19,7 @@ import Synchronization
 /// - Connection loss and server restarts: transient errors the worker retries with backoff; the
 ///   next call connects again. Passwords stay in the URL or the environment; the CLI masks
 ///   them wherever it prints a URL.
-public final class PostgresStore: ChatStore {
+public final class PostgresStore: SharedStore, SignallingStore, TunableStore, NotificationStore, BackendStore {
     public struct Options: Sendable {
         /// How long a hole in the sequence holds the cursor back before it counts as a rollback.
         public var gapTimeout: Duration = .seconds(30)

@@ -28,9 +28,14 @@ public final class Logger: Sendable {
 
     public func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, Any?> = [:]) {
         guard level >= minimum else { return }
+        log(level, event, pairs: fields.compactMap { k, v in v.map { (k, "\($0)") } })
+    }
+
+    /// One event with fields made at run time (a store's warning, `IntakeEnd`), in order.
+    public func log(_ level: Level, _ event: String, pairs fields: [(String, String)]) {
+        guard level >= minimum else { return }
         let ts = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-        var pairs: [(String, String)] = [("ts", ts), ("level", level.name), ("event", event)]
-        for (k, v) in fields { if let v { pairs.append((k, "\(v)")) } }
+        let pairs: [(String, String)] = [("ts", ts), ("level", level.name), ("event", event)] + fields
         let line: String
         switch format {
         case .logfmt:

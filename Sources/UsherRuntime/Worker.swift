@@ -62,6 +62,8 @@ public final class Worker: Sendable {
     }
 
     public let store: any ChatStore
+    /// The store's tuning, where it has some (`TunableStore`).
+    private var tunable: (any TunableStore)? { store as? any TunableStore }
     public let bots: [BotRuntime]
     public let workerID: String
     public let options: Options
@@ -109,14 +111,19 @@ public final class Worker: Sendable {
         // (each took every share until it saw the others, and read again from the cursor once
         // it did). Best effort before the second look: a store that is down now is retried by
         // every call that needs it.
-        try? await beat()
-        try? await store.warmUp()
-        try await beat()
+        let shared = store as? any SharedStore
+        if shared != nil { try? await beat() }
+        try? await tunable?.warmUp()
+        if shared != nil { try await beat() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Each bot's loop reads and decides where the store's calls run (`workerExecutor`).
-            for bot in bots { group.addTask(executorPreference: store.workerExecutor) { try await self.follow(bot) } }
-            group.addTask { try await self.dispatchNotifications() }
-            group.addTask { try await self.heartbeat() }
+            for bot in bots {
+                group.addTask(executorPreference: tunable?.workerExecutor) {
+                    if let shared { try await self.follow(bot, shared) } else { try await self.follow(bot) }
+                }
+            }
+            if let notes = store as? any NotificationStore { group.addTask { try await self.dispatchNotifications(notes) } }
+            if shared != nil { group.addTask { try await self.heartbeat() } }
             do {
                 try await group.waitForAll()
             } catch {
@@ -126,11 +133,13 @@ public final class Worker: Sendable {
                 throw error
             }
         }
-        for bot in bots {
-            try? await store.release(bot: bot.id, worker: workerID)
-            _ = try? await store.members(group: Self.membersGroup(bot.id), worker: workerID, until: .distantPast)
+        if let shared {
+            for bot in bots {
+                try? await shared.release(bot: bot.id, worker: workerID)
+                _ = try? await shared.members(group: Self.membersGroup(bot.id), worker: workerID, until: .distantPast)
+            }
+            try? await shared.release(bot: Self.dispatchLease.bot, worker: workerID)
         }
-        try? await store.release(bot: Self.dispatchLease.bot, worker: workerID)
         log.info("worker-stop", ["worker": workerID])
     }
 
@@ -171,9 +180,10 @@ public final class Worker: Sendable {
     /// what was raised in the last four: at a takeover a ping may come twice, never not at all.
     /// Notifications raised while no worker ran stay in the store (and the inbox) but are not
     /// pinged again.
-    private func dispatchNotifications() async throws {
+    private func dispatchNotifications(_ notes: any NotificationStore) async throws {
+        let shared = notes as? any SharedStore
         let window = max(0.05, options.notificationWindow)
-        var position = try await retrying(bots[0], "notifications") { try await self.store.lastNotificationSeq() }
+        var position = try await retrying(bots[0], "notifications") { try await notes.lastNotificationSeq() }
         // Commits written at the same time can make their notifications visible out of order
         // (41 after 42): `position` stays below a gap until it fills or is two windows old (a
         // rolled-back commit), and what was delivered above it is remembered, not sent again.
@@ -183,13 +193,17 @@ public final class Worker: Sendable {
             if await pause(.milliseconds(Int(window * 1000))) { break }
             let now = clock()
             let lease = Self.dispatchLease
-            let dispatching = try await retrying(bots[0], "notifications") {
-                try await self.store.claim(bot: lease.bot, conversations: [lease.name], worker: self.workerID,
+            // Alone on a store without leases: this worker delivers.
+            var dispatching = true
+            if let shared {
+                dispatching = try await retrying(bots[0], "notifications") {
+                    try await shared.claim(bot: lease.bot, conversations: [lease.name], worker: self.workerID,
                                            until: now.addingTimeInterval(3 * window))
-            }.contains(lease.name)
+                }.contains(lease.name)
+            }
             let after = position
             let fresh = try await retrying(bots[0], "notifications") {
-                try await self.store.notifications(after: after, limit: 10_000)
+                try await notes.notifications(after: after, limit: 10_000)
             }
             guard dispatching else {
                 // Follow four windows behind: what a dispatching worker that dies now has not
@@ -244,10 +258,11 @@ public final class Worker: Sendable {
     }
 
     private func beat() async throws {
+        guard let shared = store as? any SharedStore else { return }
         let until = clock().addingTimeInterval(12 * options.memberInterval.seconds)
         for bot in bots {
             let members = try await retrying(bot, "members") {
-                try await self.store.members(group: Self.membersGroup(bot.id), worker: self.workerID, until: until)
+                try await shared.members(group: Self.membersGroup(bot.id), worker: self.workerID, until: until)
             }
             let share = Share(of: workerID, among: members)
             let old = shares.withLock { $0.updateValue(share, forKey: bot.id) }
@@ -259,13 +274,23 @@ public final class Worker: Sendable {
 
     // MARK: - The loop of one bot
 
-    private func follow(_ bot: BotRuntime) async throws {
+    /// Said once per bot, the first time its loop runs out of work (`/readyz`).
+    func reportCaughtUp(_ bot: BotRuntime, at position: String) {
+        if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
+        log.info("caught-up", ["bot": bot.id, "cursor": position])
+    }
+
+    /// The loop of one bot on a store many workers may share (`SharedStore`): reads claim their
+    /// conversations, skip those in flight, and rescan what they passed over.
+    private func follow(_ bot: BotRuntime, _ shared: any SharedStore) async throws {
+        let signalling = shared as? any SignallingStore
+        let executor = tunable?.workerExecutor
         var reportedReady = false
         var lastSeen: Int64 = 0
         // The bot's cursor as this worker last read it. Workers of a bot share one cursor, and
         // a cursor read earlier is never wrong, only slower: a read from it walks the done
         // messages after it again.
-        var cursor = try await retrying(bot, "cursor") { try await self.store.cursor(bot: bot.id) }
+        var cursor = try await retrying(bot, "cursor") { try await shared.cursor(bot: bot.id) }
         // Where the next read starts: after the last batch read, or (0) at the cursor. What the
         // reads passed over below it — other workers' conversations — is read again every
         // `rescanInterval`, from just below the first such message (`Intake.passedOver`); a
@@ -345,7 +370,7 @@ public final class Worker: Sendable {
         // Where the reads stand now, to say later (on another task: the loop goes on).
         func say() -> @Sendable () async throws -> Void {
             let (safe, share) = (safe(), share)
-            return { try await self.store.progress(bot: bot.id, worker: self.workerID, share: share, safe: safe) }
+            return { try await shared.progress(bot: bot.id, worker: self.workerID, share: share, safe: safe) }
         }
         func startMoving(mover: Bool = true) {
             guard moving == nil else { return }
@@ -358,8 +383,8 @@ public final class Worker: Sendable {
             moving = Task {
                 let c = try? await self.retrying(bot, "advance-cursor") { () async throws -> Int64 in
                     try await say()
-                    if mover { try await self.store.advanceCursor(bot: bot.id) }
-                    return try await self.store.cursor(bot: bot.id)
+                    if mover { try await shared.advanceCursor(bot: bot.id) }
+                    return try await shared.cursor(bot: bot.id)
                 }
                 moved.withLock { $0 = c ?? -1 }
             }
@@ -397,7 +422,7 @@ public final class Worker: Sendable {
         var instant = false   // the last intake's `Intake.instant`
         func release() async throws {
             let keeping = Set(inFlight.keys)
-            try await retrying(bot, "release") { try await self.store.release(bot: bot.id, worker: self.workerID, keeping: keeping) }
+            try await retrying(bot, "release") { try await shared.release(bot: bot.id, worker: self.workerID, keeping: keeping) }
             let prefix = bot.id + "\u{0}"
             leases.withLock { l in l = l.filter { !$0.key.hasPrefix(prefix) || keeping.contains(String($0.key.dropFirst(prefix.count))) } }
         }
@@ -459,7 +484,7 @@ public final class Worker: Sendable {
                 if instant, writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
                 // What a read passes over below its readThrough is another worker's (held under
                 // a lease), so it is not looked for again at once: only at the next rescan.
-                let signal = store.changeSignal
+                let signal = signalling?.changeSignal
                 let generation = signal?.generation
                 // Where the store's signals name their messages: when the reads have covered
                 // every message not signalled (a backlog written before the store listened) and
@@ -467,12 +492,12 @@ public final class Worker: Sendable {
                 // 1,000 messages a second on PostgreSQL, a quarter of the reading backend's CPU).
                 // Not after a rescan (`floor` 0).
                 var read: Intake
-                let skipped = floor > 0 && lastRead.flatMap { store.notified(since: $0) }?.covered(by: floor) == true
+                let skipped = floor > 0 && lastRead.flatMap { signalling?.notified(since: $0) }?.covered(by: floor) == true
                 if skipped {
                     read = Intake(messages: [], readThrough: floor)
                 } else {
                     lastRead = generation
-                    read = try await intake(bot, after: readFrom(), skipping: inFlight, share: share)
+                    read = try await intake(bot, shared, after: readFrom(), skipping: inFlight, share: share)
                     passedOver = Self.lower(passedOver, read.passedOver)
                 }
                 var batch = read.messages
@@ -487,7 +512,7 @@ public final class Worker: Sendable {
                     if try await finishWriting() == false {
                         // Everything it held waits on an earlier message (or lost its lease
                         // meanwhile): wait for the store to change instead of spinning.
-                        try await store.waitForChanges(after: lastSeen, timeout: .milliseconds(50))
+                        try await shared.waitForChanges(after: lastSeen, timeout: .milliseconds(50))
                     }
                     continue
                 }
@@ -496,8 +521,8 @@ public final class Worker: Sendable {
                     // Nothing pending: read the newest sequence number, then look once more, so that
                     // the wait below starts after it — the bot's own replies, written earlier, cannot
                     // wake it at once, and a message that arrived between the two reads is not waited for.
-                    latest = try await retrying(bot, "latest") { try await self.store.latestSeq() }
-                    read = try await intake(bot, after: readFrom(), skipping: [:], share: share)
+                    latest = try await retrying(bot, "latest") { try await shared.latestSeq() }
+                    read = try await intake(bot, shared, after: readFrom(), skipping: [:], share: share)
                     passedOver = Self.lower(passedOver, read.passedOver)
                     batch = read.messages
                 }
@@ -512,14 +537,13 @@ public final class Worker: Sendable {
                     }
                     if !reportedReady {
                         reportedReady = true
-                        if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
-                        log.info("caught-up", ["bot": bot.id, "cursor": cursor])
+                        reportCaughtUp(bot, at: "\(cursor)")
                     }
                     if skipped, let signal, let generation {
                         // Nothing new was signalled: wait for the next signal.
                         await signal.wait(since: generation, timeout: wait)
                     } else {
-                        try await store.waitForChanges(after: max(lastSeen, cursor, latest), timeout: wait)
+                        try await shared.waitForChanges(after: max(lastSeen, cursor, latest), timeout: wait)
                     }
                     continue
                 }
@@ -538,7 +562,7 @@ public final class Worker: Sendable {
                 while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
                 let low = taken!
                 taken = nil
-                writing.append((Task(executorPreference: store.workerExecutor) {
+                writing.append((Task(executorPreference: executor) {
                     defer { written.notify() }
                     return try await self.write(prepared, bot)
                 }, prepared.order, low))
@@ -557,14 +581,14 @@ public final class Worker: Sendable {
     /// The next batch: pending messages of conversations this worker holds, claiming those it
     /// does not hold for at least half a lease yet (a claim is a write, and most batches
     /// continue conversations already held), leaving out the conversations of the batch in flight.
-    private func intake(_ bot: BotRuntime, after cursor: Int64, skipping: [String: Int64], share: Share) async throws -> Intake {
+    private func intake(_ bot: BotRuntime, _ shared: any SharedStore, after cursor: Int64, skipping: [String: Int64], share: Share) async throws -> Intake {
         let now = clock()
         let until = now.addingTimeInterval(options.lease)
         let fresh = now.addingTimeInterval(options.lease / 2)
         let prefix = bot.id + "\u{0}"
         let leases = leases
         let intake = try await retrying(bot, "pending") {
-            try await self.store.claimPending(bot: bot.id, after: cursor, limit: self.options.batchSize, worker: self.workerID,
+            try await shared.claimPending(bot: bot.id, after: cursor, limit: self.options.batchSize, worker: self.workerID,
                                              until: until, skipping: skipping, share: share,
                                              holds: { c in leases.withLock { ($0[prefix + c] ?? .distantPast) > fresh } })
         }
@@ -576,7 +600,7 @@ public final class Worker: Sendable {
     }
 
     /// A batch of held conversations, grouped, and — with group commit — decided in memory.
-    private struct Prepared: Sendable {
+    struct Prepared: Sendable {
         var order: [String] = []
         var byConversation: [String: [StoredMessage]] = [:]
         var commits: [Commit] = []
@@ -588,7 +612,7 @@ public final class Worker: Sendable {
     /// Stage one: groups the batch by conversation; with group commit, reads the states (unless
     /// the read brought them) and decides every message — each conversation's messages in order,
     /// each from the state the previous one left.
-    private func prepare(_ batch: [StoredMessage], states read: [String: ConversationState]?, _ bot: BotRuntime) async throws -> Prepared {
+    func prepare(_ batch: [StoredMessage], states read: [String: ConversationState]?, _ bot: BotRuntime) async throws -> Prepared {
         var p = Prepared()
         for m in batch {
             if p.byConversation[m.conversationID] == nil { p.order.append(m.conversationID) }
@@ -615,7 +639,7 @@ public final class Worker: Sendable {
 
     /// What a write did: whether it committed anything, and whether some conversation of it was
     /// left with a message not committed (out of order, or in conflict 20 times).
-    private struct Written: Sendable {
+    struct Written: Sendable {
         var progress: Bool
         var unfinished: Bool
     }
@@ -623,7 +647,7 @@ public final class Worker: Sendable {
     /// Stage two: writes a prepared batch — with group commit in one transaction, the
     /// conversations whose commit conflicts then one message at a time; otherwise conversations
     /// in parallel (up to `lanes`), each in order.
-    private func write(_ p: Prepared, _ bot: BotRuntime) async throws -> Written {
+    func write(_ p: Prepared, _ bot: BotRuntime) async throws -> Written {
         var mine = p.order
         var committed = false
         if !p.commits.isEmpty {
@@ -824,7 +848,7 @@ public final class Worker: Sendable {
 
     /// Runs a store operation, retrying transient failures with exponential backoff (and every
     /// failure while the worker is not stopping), counting errors by code.
-    private func retrying<T: Sendable>(_ bot: BotRuntime, _ what: String, _ body: @Sendable () async throws -> T) async throws -> T {
+    func retrying<T: Sendable>(_ bot: BotRuntime, _ what: String, _ body: @Sendable () async throws -> T) async throws -> T {
         var delay = options.retryDelay
         while true {
             do {

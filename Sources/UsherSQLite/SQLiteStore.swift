@@ -18,7 +18,7 @@ public import UsherStore
 ///   same file, and polls `PRAGMA data_version` for writes by other processes.
 ///
 /// See docs/store-sqlite.md for the schema, the pragmas and the multi-process behaviour.
-public final class SQLiteStore: ChatStore {
+public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore, BackendStore {
     /// The database file.
     public let path: String
     public let options: Options

@@ -19,7 +19,7 @@ public struct StdioIntake: Sendable {
         public init() {}
     }
 
-    private let store: any ChatStore
+    private let store: any SequencedStore & BackendStore
     private let errors: any LineSink
     private let source: String
     private let clock: @Sendable () -> Date
@@ -28,7 +28,7 @@ public struct StdioIntake: Sendable {
     /// - Parameters:
     ///   - source: the name error lines start with.
     ///   - maxLineBytes: longer lines are reported and skipped (default 16 MiB).
-    public init(store: any ChatStore, errors: any LineSink = FileHandleSink.standardError, source: String = "stdin",
+    public init(store: any SequencedStore & BackendStore, errors: any LineSink = FileHandleSink.standardError, source: String = "stdin",
                 maxLineBytes: Int = 16 << 20, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.errors = errors

@@ -13,7 +13,7 @@ public import UsherStore
 /// `SQLiteStore.deliverActions`). Opening the store writes whatever a crash left committed but
 /// unwritten. Only a crash between the write to `output` and that mark can repeat an action
 /// (once, after the restart); every line carries its idempotency key (`key`) for that case.
-public final class StdioStore: ChatStore {
+public final class StdioStore: SharedStore, SignallingStore, NotificationStore, BackendStore, IntakeStore {
     /// The state file when the URL names none.
     public static let defaultPath = "usher-stdio.db"
     /// The delivery channel recorded in the state file.
@@ -22,12 +22,14 @@ public final class StdioStore: ChatStore {
     /// The embedded store underneath.
     public let database: SQLiteStore
     private let output: any LineSink
+    private let input: FileHandle
 
     /// Opens (or creates) the state file at `path`, then writes any actions committed but not
-    /// written before (a crash).
-    public init(path: String = StdioStore.defaultPath, output: any LineSink = FileHandleSink.standardOutput,
-                options: SQLiteStore.Options = .init()) async throws {
+    /// written before (a crash). `input`: where `takeIn` reads the JSON lines.
+    public init(path: String = StdioStore.defaultPath, input: FileHandle = .standardInput,
+                output: any LineSink = FileHandleSink.standardOutput, options: SQLiteStore.Options = .init()) async throws {
         database = try await SQLiteStore(path: path, options: options)
+        self.input = input
         self.output = output
         do {
             try await flush()
@@ -41,6 +43,23 @@ public final class StdioStore: ChatStore {
     public static func open(url: String, output: any LineSink = FileHandleSink.standardOutput,
                             options: SQLiteStore.Options = .init()) async throws -> StdioStore {
         try await StdioStore(path: try parse(url: url), output: output, options: options)
+    }
+
+    /// `stdio[:STATE.db]` for the `usher` command's registry.
+    public static let adapter = StoreAdapter(
+        schemes: ["stdio"], form: "stdio[:STATE.db]",
+        help: """
+        stdio[:STATE.db] — JSON lines in on stdin (docs/store-sqlite.md), actions
+        out on stdout, state in the SQLite file (default usher-stdio.db); the
+        worker stops when stdin ends
+        """
+    ) { request in try await open(url: request.url) }
+
+    /// Reads JSON lines from the input until it ends (`StdioIntake`).
+    public func takeIn() async throws -> IntakeEnd {
+        let summary = try await StdioIntake(store: self).run(input: input)
+        return IntakeEnd(event: "stdin-closed", fields: [("lines", "\(summary.lines)"), ("messages", "\(summary.appended)"),
+                                                         ("malformed", "\(summary.malformed)")])
     }
 
     /// The state file a `stdio` URL names.

@@ -59,19 +59,21 @@ struct Arguments {
     }
 }
 
-/// A mistake in how a command was called: exit 64 with the command's usage.
+/// A mistake in how a command was called: exit 64 with the command's usage. Or, with another
+/// `status`, something that failed although the command line was right: printed without the
+/// help, exit 1 (a store that cannot be opened) or 69 (its server is not up yet).
 struct UsageError: Error {
     let message: String
-    /// Not a mistake in the command line but something that failed (a store that cannot be
-    /// opened): printed without the help, exit status 1.
-    var isFailure = false
-    /// A store that failed to open because its server is not up yet: `usher run` waits for it.
-    var serverNotUp = false
+    var status: ExitCode = .usage
     init(_ message: String) { self.message = message }
 
-    static func failure(_ message: String) -> UsageError {
+    var isFailure: Bool { status != .usage }
+    /// A store that failed to open because its server is not up yet: `usher run` waits for it.
+    var serverNotUp: Bool { status == .unavailable }
+
+    static func failure(_ message: String, status: ExitCode = .failure) -> UsageError {
         var e = UsageError(message)
-        e.isFailure = true
+        e.status = status
         return e
     }
 }

@@ -21,8 +21,7 @@ enum ChatCommand: Command {
       /quit         leave (or Ctrl-D)
 
     Options:
-      --store URL          sqlite:PATH (default sqlite:usher.db) or postgres://USER@HOST/DB
-      --mapping FILE       with postgres: the mapping file of a helpdesk's own tables
+    \(Stores.help(column: 23))
       --conversation ID    the conversation to use (default: a new one)
       --name NAME          your name as the customer (default: Customer)
       --channel NAME       the conversation's channel
@@ -30,19 +29,22 @@ enum ChatCommand: Command {
       --no-worker          do not start a worker; another `usher run` answers
       -h, --help           show this help
 
-    Exit status: 0 when you leave, 1 the bot does not load or the store fails, 64 usage error.
+    Exit status: 0 when you leave, 1 the bot does not load or the store fails, 64 usage error,
+    69 the store's server is not up.
 
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: ["--store", "--mapping", "--conversation", "--name", "--channel", "--locale"], flags: ["--no-worker"])
+        let a = try Arguments(args, options: Stores.optionNames.union(["--store", "--conversation", "--name", "--channel", "--locale"]),
+                              flags: ["--no-worker"])
         guard a.positionals.count == 1 else { throw UsageError("needs exactly one BOT, like bots/support") }
         let bot: BotRuntime
         do { bot = try BotRuntime(path: a.positionals[0]) } catch {
             Terminal.err("usher chat: \(error.message)")
             return .failure
         }
-        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"))
+        let url = a.value("--store") ?? Stores.default
+        let store = try Stores.backend(try Stores.open(url, a), url: url, for: "chat")
         let conversation = a.value("--conversation") ?? "chat-" + UUID().uuidString.prefix(8).lowercased()
         let name = a.value("--name") ?? "Customer"
         let channel = a.value("--channel"), locale = a.value("--locale")
@@ -101,9 +103,7 @@ enum ChatCommand: Command {
         }
         worker?.requestStop()
         // The worker first, then the store: see `blocking(closing:)` for why it must be closed.
-        let done = DispatchSemaphore(value: 0)
-        Task.detached { _ = try? await running?.value; try? await store.close(); done.signal() }
-        done.wait()
+        _ = awaiting { _ = try? await running?.value; try? await store.close() }
         return code
     }
 

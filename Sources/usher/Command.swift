@@ -26,7 +26,8 @@ enum CLI {
         s += """
 
         Run 'usher COMMAND --help' for a command's options.
-        Exit codes: 0 ok, 1 problems found, 64 usage error.
+        Exit codes: 0 ok, 1 problems found, 64 usage error, 65 unreadable input data,
+        69 the store is unavailable (its server is not up).
 
         """
         return s
@@ -65,7 +66,7 @@ enum CLI {
             return try command.run(rest)
         } catch where error.isFailure {
             Terminal.err("usher \(command.name): \(error.message)\n")
-            return .failure
+            return error.status
         } catch {
             Terminal.err("usher \(command.name): \(error.message)\n\n\(command.help)")
             return .usage

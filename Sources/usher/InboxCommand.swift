@@ -14,21 +14,21 @@ enum InboxCommand: Command {
     with its queue, the reason of the handoff, the customer and their last message.
 
     Options:
-      --store URL       sqlite:PATH (default sqlite:usher.db) or postgres://USER@HOST/DB
-      --mapping FILE    with postgres: the mapping file of a helpdesk's own tables
+    \(Stores.help(column: 18))
       --bot ID          the bot whose handoffs to list (default support)
       --format FORMAT   text (default) or json
       -h, --help        show this help
 
-    Exit status: 0 ok, 1 the store failed, 64 usage error.
+    Exit status: 0 ok, 1 the store failed, 64 usage error, 69 the store's server is not up.
 
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: ["--store", "--mapping", "--bot", "--format"], flags: [])
+        let a = try Arguments(args, options: Stores.optionNames.union(["--store", "--bot", "--format"]), flags: [])
         guard a.positionals.isEmpty else { throw UsageError("takes no arguments") }
         let format = try a.choice("--format", ["text", "json"], default: "text")
-        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"), existing: true)
+        let url = a.value("--store") ?? Stores.default
+        let store = try Stores.backend(try Stores.open(url, a, mustExist: true), url: url, for: "inbox")
         let bot = a.value("--bot") ?? "support"
         return blocking(closing: store) {
             let entries = try await store.inbox(bot: bot)

@@ -1,8 +1,6 @@
 import Dispatch
 import Foundation
-import UsherPostgres
 import UsherRuntime
-import UsherStdio
 import UsherStore
 import UsherYAML
 #if canImport(Glibc)
@@ -32,18 +30,7 @@ enum RunCommand: Command {
     reads 0).
 
     Options:
-      --store URL            sqlite:PATH (default sqlite:usher.db); postgres://USER@HOST/DB (a
-                             libpq URL: sslmode=…, host=/socket/dir; the password from
-                             PGPASSWORD or ~/.pgpass rather than the URL; a 10 s
-                             connect_timeout and 30 s keepalives unless it sets them) — any
-                             number of workers may share one database; or stdio[:STATE.db]:
-                             JSON lines in on stdin (docs/store-sqlite.md), actions out on
-                             stdout, state in the SQLite file; the worker stops when stdin ends.
-                             A PostgreSQL server not up yet (refused, no socket, starting,
-                             timed out, host not found) is waited for: store-unreachable is
-                             logged and the open tried again every 0.5-5 s until SIGTERM
-      --mapping FILE         with postgres: a mapping file naming a helpdesk's own tables,
-                             columns and values (docs/mapping.md); default: the native schema
+    \(Stores.help(column: 23))
       --metrics ADDR         serve /metrics, /healthz and /readyz on ADDR (127.0.0.1:9464)
       --log-format FORMAT    logfmt (default) or json; one line per event, on stderr
       --log-level LEVEL      debug, info (default), warning or error
@@ -94,9 +81,8 @@ enum RunCommand: Command {
         }
         let ids = bots.map(\.id)
         if Set(ids).count != ids.count { throw UsageError("the same bot is named twice: \(ids.joined(separator: ", "))") }
-        let url = a.value("--store") ?? StoreURL.default
-        PGNotices.route { log.warning("pg-notice", ["message": $0]) }
-        guard let store = try Self.open(url, mapping: a.value("--mapping"), log: log) else { return .ok }
+        let url = a.value("--store") ?? Stores.default
+        guard let store = try Self.open(url, a, log: log) else { return .ok }
         let worker = Worker(store: store, bots: bots, workerID: a.value("--worker-id") ?? "worker-\(getpid())",
                             options: options, log: log)
         var server: HTTPServer?
@@ -142,13 +128,16 @@ enum RunCommand: Command {
             try? await store.close()
             done.signal()
         }
-        if let stdio = store as? StdioStore {
-            // JSON lines in on stdin; at its end, finish what was read, then stop.
+        if let intake = store as? any IntakeStore {
+            // Messages come in through this process (stdin); at the input's end, finish what
+            // was taken in, then stop.
             Task.detached {
                 do {
-                    let summary = try await StdioIntake(store: stdio).run(input: .standardInput)
-                    log.info("stdin-closed", ["lines": summary.lines, "messages": summary.appended, "malformed": summary.malformed])
-                    while try await !stdio.pending(bot: bots[0].id, after: 0, limit: 1).isEmpty || !worker.isReady {
+                    let end = try await intake.takeIn()
+                    log.log(.info, end.event, pairs: end.fields)
+                    while true {
+                        let pending = try await SendCommand.hasPending(store, bot: bots[0].id)
+                        if worker.isReady && !pending { break }
                         try await Task.sleep(for: .milliseconds(20))
                     }
                 } catch {
@@ -169,15 +158,15 @@ enum RunCommand: Command {
 }
 
 extension RunCommand {
-    /// Opens the store. A PostgreSQL server that is not up yet (the worker and the database
-    /// started together) is waited for, the open tried again every 0.5–5 s; nil when SIGTERM
-    /// or SIGINT came meanwhile. A wrong password, a database or role that does not exist, a
-    /// mapping that does not match: thrown at once.
-    static func open(_ url: String, mapping: String?, log: Logger) throws(UsageError) -> (any ChatStore)? {
+    /// Opens the store. A server that is not up yet (the worker and the database started
+    /// together: `StoreError.isUnavailable`) is waited for, the open tried again every 0.5–5 s;
+    /// nil when SIGTERM or SIGINT came meanwhile. A wrong password, a database or role that does
+    /// not exist, a mapping that does not match: thrown at once.
+    static func open(_ url: String, _ a: Arguments, log: Logger) throws(UsageError) -> (any ChatStore)? {
         var delay = 0.5
         while true {
             do {
-                return try StoreURL.open(url, mapping: mapping)
+                return try Stores.open(url, a) { log.log(.warning, $0, pairs: $1) }
             } catch where error.serverNotUp {
                 log.warning("store-unreachable", ["store": StoreURL.redacted(url), "error": error.message, "retry_in": "\(delay)s"])
                 if let sig = SignalThread.wait(seconds: delay) {

@@ -14,8 +14,7 @@ enum SendCommand: Command {
     it up; with --wait, this command waits for the bot's answer and prints it.
 
     Options:
-      --store URL          sqlite:PATH (default sqlite:usher.db) or postgres://USER@HOST/DB
-      --mapping FILE       with postgres: the mapping file of a helpdesk's own tables
+    \(Stores.help(column: 23))
       --conversation ID    the conversation (created on its first message)
       --from ROLE          customer (default) or agent
       --name NAME          the sender's name
@@ -30,12 +29,13 @@ enum SendCommand: Command {
       --bot ID             with --wait: the bot that answers (default support)
       -h, --help           show this help
 
-    Exit status: 0 written, 1 the store failed, 64 usage error.
+    Exit status: 0 written, 1 the store failed, 64 usage error, 69 the store's server is not up.
 
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: ["--store", "--mapping", "--conversation", "--from", "--name", "--sender-id", "--channel", "--locale", "--bot"],
+        let a = try Arguments(args, options: Stores.optionNames.union(["--store", "--conversation", "--from", "--name", "--sender-id",
+                                                                        "--channel", "--locale", "--bot"]),
                               flags: ["--close", "--wait"])
         guard let conversation = a.value("--conversation"), !conversation.isEmpty else { throw UsageError("--conversation is required") }
         let close = a.flag("--close")
@@ -43,7 +43,8 @@ enum SendCommand: Command {
             throw UsageError(close ? "--close takes no TEXT" : a.positionals.isEmpty ? "needs the message TEXT" : "too many arguments; quote the TEXT")
         }
         let from = try SenderRole(rawValue: a.choice("--from", ["customer", "agent"], default: "customer"))!
-        let store = try StoreURL.open(a.value("--store") ?? StoreURL.default, mapping: a.value("--mapping"))
+        let url = a.value("--store") ?? Stores.default
+        let store = try Stores.backend(try Stores.open(url, a), url: url, for: "send")
         let message = NewMessage(conversationID: conversation, kind: close ? .close : .message, from: close ? .system : from,
                                  senderID: a.value("--sender-id") ?? (a.value("--mapping") != nil ? nil
                                      : from == .agent ? "agent" : "customer-\(conversation)"),
@@ -77,15 +78,31 @@ enum SendCommand: Command {
     static func waitUntilDecided(_ store: any ChatStore, bot: String, message: StoredMessage) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
-            let pending = try await store.pending(bot: bot, after: message.seq - 1, limit: 1)
-            if pending.first?.id != message.id { return true }
+            if try await !isPending(store, bot: bot, message: message) { return true }
             try await Task.sleep(for: .milliseconds(20))
         }
         return false
     }
 
+    /// Whether `message` is among `bot`'s pending messages, read from the bot's position on.
+    static func isPending(_ store: any ChatStore, bot: String, message: StoredMessage) async throws -> Bool {
+        var at = try await store.position(bot: bot)
+        while true {
+            let page = try await store.pending(bot: bot, after: at, limit: 1000)
+            if page.messages.contains(where: { $0.id == message.id }) { return true }
+            if page.messages.isEmpty || page.end == at { return false }
+            at = page.end
+        }
+    }
+
+    /// Whether `bot` has a message not decided yet.
+    static func hasPending(_ store: any ChatStore, bot: String) async throws -> Bool {
+        let position = try await store.position(bot: bot)
+        return try await !store.pending(bot: bot, after: position, limit: 1).messages.isEmpty
+    }
+
     /// Bot and system messages after `seq`, once they stop arriving for 300 ms (or after `timeout`).
-    static func waitForAnswers(_ store: any ChatStore, conversation: String, after seq: Int64,
+    static func waitForAnswers(_ store: any BackendStore, conversation: String, after seq: Int64,
                                timeout: Duration = .seconds(5)) async throws -> [StoredMessage] {
         let deadline = ContinuousClock.now + timeout
         var answers: [StoredMessage] = []
@@ -98,29 +115,4 @@ enum SendCommand: Command {
         }
         return answers
     }
-}
-
-/// Runs async work from a synchronous command; store failures become exit status 1. `closing`:
-/// a store closed once the work is done, failed or not, before the command returns — its
-/// threads (PostgreSQL's LISTEN and reading threads, inside libpq and OpenSSL) must be gone
-/// before the process exits, or `exit`'s clean-up of OpenSSL races them (a crash after the
-/// work was done, and a non-zero status that would make a script send again).
-func blocking(closing store: (any ChatStore)? = nil, _ body: @escaping @Sendable () async throws -> ExitCode) -> ExitCode {
-    let done = DispatchSemaphore(value: 0)
-    let result = ResultBox()
-    Task.detached {
-        do { result.code = try await body() } catch {
-            Terminal.err("usher: \(error)\n")
-            result.code = .failure
-        }
-        if let store { try? await store.close() }
-        done.signal()
-    }
-    done.wait()
-    return result.code
-}
-
-final class ResultBox: @unchecked Sendable {
-    // @unchecked: written by one task before it signals the semaphore the reader waits on.
-    var code: ExitCode = .failure
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UsherPostgresTestServer
 import UsherStore
+import UsherStoreTestKit
 @testable import UsherPostgres
 
 /// The server every PostgreSQL test uses (one per test process), and a fresh database per store.
@@ -18,10 +19,10 @@ enum TestDB {
 
 @Suite("PostgreSQL store: conformance", .serialized)
 struct PostgresConformanceTests {
-    static let suite = ConformanceSuite { try await TestDB.store() }
+    static let suite = ConformanceSuite(makeStore: { try await TestDB.store() })
 
-    @Test(arguments: ConformanceSuite.checks)
-    func conformance(_ check: String) async {
+    @Test(arguments: ConformanceCheck.checks(for: Set(StoreCapability.allCases)))
+    func conformance(_ check: ConformanceCheck) async {
         let failures = await Self.suite.run(check)
         #expect(failures.isEmpty, "\(failures)")
     }
@@ -30,15 +31,15 @@ struct PostgresConformanceTests {
     /// workers would have) on the same database. Claims read every time
     /// (`Options.takeNotified` off): a claim taken from the notes of one store would not know
     /// what the other store's reads returned — a worker makes its claims through one store.
-    static let split = ConformanceSuite {
+    static let split = ConformanceSuite(makeStore: {
         let url = try await TestDB.server.createDatabase()
         var options = PostgresStore.Options()
         options.takeNotified = false
         return SplitStore([try await PostgresStore(url: url, options: options), try await PostgresStore(url: url, options: options)])
-    }
+    })
 
-    @Test(arguments: ConformanceSuite.checks)
-    func conformanceAcrossTwoConnections(_ check: String) async {
+    @Test(arguments: ConformanceCheck.checks(for: Set(StoreCapability.allCases)))
+    func conformanceAcrossTwoConnections(_ check: ConformanceCheck) async {
         let failures = await Self.split.run(check)
         #expect(failures.isEmpty, "\(failures)")
     }

@@ -6,6 +6,7 @@ import UsherEngine
 import UsherPostgresTestServer
 import UsherSQLMapping
 import UsherStore
+import UsherStoreTestKit
 import UsherTestSupport
 @testable import UsherPostgres
 

@@ -2,7 +2,9 @@ import Foundation
 import Testing
 import UsherEngine
 import UsherRuntime
+import UsherSQLite
 import UsherStore
+import UsherStoreTestKit
 import UsherTestSupport
 
 let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -15,6 +17,17 @@ func temporaryBot(_ rules: String) throws -> URL {
     try Data("bot: temp\nname: Temp\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot.yaml"))
     try Data(rules.utf8).write(to: dir.appendingPathComponent("rules.yaml"))
     return dir
+}
+
+/// A SQLite store in a temporary file: for the tests of what the worker does with a store's
+/// capabilities (leases, notifications, the agents' inbox) beyond the core `InMemoryStore` has.
+func sqliteStore() async throws -> SQLiteStore {
+    try await SQLiteStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("usher-\(UUID().uuidString).db").path)
+}
+
+/// Whether every inbound message of `bot` is done.
+func allDone(_ store: any ChatStore, bot: String) async throws -> Bool {
+    try await store.pending(bot: bot, after: .start, limit: 1).messages.isEmpty
 }
 
 /// The seed's behaviour in short: three replies, a handoff on the fourth message.
@@ -65,7 +78,7 @@ struct WorkerTests {
                 try await store.append(NewMessage(conversationID: "c1", from: .customer, senderName: "Pooja", text: text,
                                                   at: ISO8601DateFormatter().date(from: "2026-11-30T02:00:00Z")!))
             }
-            try await eventually("the handoff") { try await store.inbox(bot: "support").count == 1 }
+            try await eventually("the handoff") { try await store.transcript(conversation: "c1").contains { $0.from == .system } }
             let t = try await store.transcript(conversation: "c1")
             #expect(t.filter { $0.from == .bot }.map(\.text) == ["Hi there! How can we assist you today?",
                                                                   "Thanks for reaching out—we're here to help.",
@@ -80,7 +93,7 @@ struct WorkerTests {
     /// above it — and is read at the next rescan from the cursor (`rescanInterval`) once that
     /// worker gives it up.
     @Test func whatWasPassedOverIsReadOnceItsHolderLetsGo() async throws {
-        let store = InMemoryStore()
+        let store = try await sqliteStore()
         let bot = try BotRuntime(path: try temporaryBot(TestBot.oneReply).path)
         let held = try await store.append(NewMessage(conversationID: "x", from: .customer, text: "held elsewhere"))
         _ = try await store.claimPending(bot: bot.id, after: 0, limit: 10, worker: "other", until: Date().addingTimeInterval(3600),
@@ -113,12 +126,12 @@ struct WorkerTests {
             async let a = store.append(NewMessage(conversationID: "c", from: .customer, text: "fourth"))
             async let b = store.append(NewMessage(conversationID: "c", from: .customer, text: "fifth"))
             _ = try await (a, b)
-            try await eventually("both decided") { try await store.pending(bot: "temp", after: 0, limit: 10).isEmpty }
+            try await eventually("both decided") { try await allDone(store, bot: "temp") }
         }
         let t = try await store.transcript(conversation: "c")
         #expect(t.filter { $0.from == .system }.count == 1, "exactly one handoff notice")
         #expect(t.filter { $0.from == .bot }.count == 3, "no reply after the handoff")
-        #expect(try await store.notifications(after: 0, limit: 10).count == 1)
+        #expect(store.notifications.count == 1)
     }
 
     @Test func twoWorkersNeverDoubleReply() async throws {
@@ -129,7 +142,7 @@ struct WorkerTests {
         try await withWorker(store, [botA], id: "A") { _ in
             // One worker commits batches, the other one message at a time.
             try await withWorker(store, [botB], id: "B", groupCommit: false) { _ in
-                try await eventually("all decided") { try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty }
+                try await eventually("all decided") { try await allDone(store, bot: "temp") }
             }
         }
         for c in 0..<50 {
@@ -150,7 +163,7 @@ struct WorkerTests {
             try await eventually("the reply") { try await store.transcript(conversation: "c").count == 2 }
             try await store.append(NewMessage(conversationID: "c", from: .agent, senderID: "agent:li", text: "Li here"))
             try await store.append(NewMessage(conversationID: "c", from: .customer, text: "thanks"))
-            try await eventually("all decided") { try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty }
+            try await eventually("all decided") { try await allDone(store, bot: "temp") }
             // d's reply, decided before the agent's message was, was not written: not counted as sent.
             #expect(worker.metrics.value("usher_replies_total", ["bot": "temp", "rule": "opening"]) == 1)
             #expect(worker.metrics.value("usher_commits_total", ["bot": "temp", "result": "silenced"]) == 1)
@@ -231,7 +244,7 @@ struct WorkerTests {
         let worker = Worker(store: store, bots: [bot], options: options, log: Logger(sink: { lines.add($0) }))
         let task = Task { try await worker.run() }
         try await store.append(NewMessage(conversationID: "c", from: .customer, text: "my secret address is 12 Main St"))
-        try await eventually("decided") { try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty }
+        try await eventually("decided") { try await allDone(store, bot: "temp") }
         worker.requestStop()
         try await task.value
         let all = lines.all.joined()
@@ -279,7 +292,7 @@ struct HTTPTests {
             defer { server.close() }
             try await store.append(NewMessage(conversationID: "c", from: .customer, text: "hi"))
             try await eventually("ready") {
-                let empty = try await store.pending(bot: "temp", after: 0, limit: 1).isEmpty
+                let empty = try await allDone(store, bot: "temp")
                 return worker.isReady && empty
             }
             let (status, body) = try get(server.address, "/metrics")
@@ -322,7 +335,7 @@ struct NotificationDigestTests {
 @Suite("Notification delivery")
 struct NotificationDeliveryTests {
     @Test func handoffBurstsArriveAsOneDigest() async throws {
-        let store = InMemoryStore()
+        let store = try await sqliteStore()
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         let got = Mutex<[NotificationDigest]>([])
         let worker = notifyingWorker(store, bot, window: 0.5) { d in got.withLock { $0.append(d) } }
@@ -347,7 +360,7 @@ struct NotificationDeliveryTests {
     /// Two workers on one store: each digest goes out once, from the worker holding the dispatch
     /// lease; when that one stops, the other delivers.
     @Test func workersSharingAStoreDeliverEachDigestOnce() async throws {
-        let store = InMemoryStore()
+        let store = try await sqliteStore()
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         let got = Mutex<[(String, NotificationDigest)]>([])
         func worker(_ id: String) -> Worker {
@@ -379,17 +392,19 @@ struct NotificationDeliveryTests {
     }
 }
 
-/// An in-memory store with hooks: notifications of the conversations in `hidden` stay out of
-/// sight until let go (a commit that took an earlier notification number and commits after a
-/// later one); group commits with a conversation in `held` wait until it is let go (a slow
-/// write); every append notifies `changeSignal` (a store that signals new messages).
-final class HookedStore: ChatStore {
-    let inner = InMemoryStore()
+/// A SQLite store with hooks: notifications of the conversations in `hidden` stay out of sight
+/// until let go (a commit that took an earlier notification number and commits after a later
+/// one); group commits with a conversation in `held` wait until it is let go (a slow write);
+/// every append notifies `changeSignal` (a store that signals new messages).
+final class HookedStore: SharedStore, SignallingStore, NotificationStore, BackendStore {
+    let inner: SQLiteStore
     let hidden = Mutex<Set<String>>([])
     let held = Mutex<Set<String>>([])
     /// Group commits waiting in `held`.
     let holding = Mutex(0)
     let signal = ChangeSignal()
+
+    init() async throws { inner = try await sqliteStore() }
 
     var changeSignal: ChangeSignal? { signal }
 
@@ -403,10 +418,6 @@ final class HookedStore: ChatStore {
     func waitForChanges(after seq: Int64, timeout: Duration) async throws { try await inner.waitForChanges(after: seq, timeout: timeout) }
     func cursor(bot: String) async throws -> Int64 { try await inner.cursor(bot: bot) }
     func advanceCursor(bot: String) async throws { try await inner.advanceCursor(bot: bot) }
-    func state(bot: String, conversation: String) async throws -> ConversationState? {
-        try await inner.state(bot: bot, conversation: conversation)
-    }
-    func commit(_ commit: Commit) async throws -> CommitResult { try await inner.commit(commit) }
     func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
         try await inner.claim(bot: bot, conversations: conversations, worker: worker, until: until)
     }
@@ -421,6 +432,7 @@ final class HookedStore: ChatStore {
     func release(bot: String, worker: String, keeping: Set<String>) async throws {
         try await inner.release(bot: bot, worker: worker, keeping: keeping)
     }
+    @discardableResult
     func append(_ message: NewMessage) async throws -> StoredMessage {
         defer { signal.notify() }
         return try await inner.append(message)
@@ -450,7 +462,7 @@ final class HookedStore: ChatStore {
     /// A message that arrives while a batch is written is read and answered at once (in the
     /// second write slot), not after that write: a slow commit does not hold up the next one.
     @Test func aNewMessageIsAnsweredWhileAnotherBatchIsWritten() async throws {
-        let store = HookedStore()
+        let store = try await HookedStore()
         store.held.withLock { $0 = ["slow"] }
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         var options = Worker.Options()
@@ -477,7 +489,7 @@ final class HookedStore: ChatStore {
     /// two batches at a time; several workers share a store): the earlier one, seen late, is
     /// still delivered, and nothing is delivered twice.
     @Test func aNotificationSeenLateIsStillDelivered() async throws {
-        let store = HookedStore()
+        let store = try await HookedStore()
         store.hidden.withLock { $0 = ["c0"] }
         let bot = try BotRuntime(path: try temporaryBot(seedRules).path)
         let got = Mutex<[NotificationDigest]>([])

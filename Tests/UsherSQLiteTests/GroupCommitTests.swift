@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UsherEngine
 import UsherStore
+import UsherStoreTestKit
 @testable import UsherSQLite
 
 @Suite("SQLite store: group commit")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UsherEngine
 import UsherStore
+import UsherStoreTestKit
 @testable import UsherSQLite
 
 /// A temporary directory, removed when the test's scope ends.

@@ -4,6 +4,7 @@ import UsherEngine
 import UsherSQLite
 @testable import UsherStdio
 import UsherStore
+import UsherStoreTestKit
 
 /// A temporary directory, removed when the value goes.
 final class TempDir: Sendable {
@@ -35,7 +36,7 @@ enum MiniWorker {
     static func drain(_ store: any ChatStore) async throws -> Int {
         var committed = 0
         while true {
-            let batch = try await store.pending(bot: bot.id, after: 0, limit: 100)
+            let batch = try await store.pending(bot: bot.id, after: .start, limit: 100).messages
             if batch.isEmpty { return committed }
             for m in batch {
                 let old = try await store.state(bot: bot.id, conversation: m.conversationID)
@@ -324,10 +325,12 @@ struct StdioStoreTests {
         #expect(try StdioStore.parse(url: url) == path)
     }
 
-    @Test func conformance() async throws {
-        let dir = TempDir()
-        let suite = ConformanceSuite { try await StdioStore(path: dir.path("\(UUID().uuidString).db"), output: MemorySink()) }
-        let failures = await suite.runAll()
+    static let dir = TempDir()
+    static let suite = ConformanceSuite(makeStore: { try await StdioStore(path: dir.path("\(UUID().uuidString).db"), output: MemorySink()) })
+
+    @Test(arguments: ConformanceCheck.checks(for: Set(StoreCapability.allCases)))
+    func conformance(_ check: ConformanceCheck) async throws {
+        let failures = await Self.suite.run(check)
         #expect(failures.isEmpty, "\(failures)")
     }
 }

@@ -135,7 +135,7 @@ final class WorkerProcess: @unchecked Sendable {
 func drain(_ store: any ChatStore, bot: String, timeout: Duration = .seconds(120)) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        if try await store.pending(bot: bot, after: 0, limit: 1).isEmpty { return }
+        if try await store.pending(bot: bot, after: .start, limit: 1).messages.isEmpty { return }
         try await Task.sleep(for: .milliseconds(50))
     }
     Issue.record("messages still pending after \(timeout)")

@@ -49,7 +49,7 @@ enum Feed {
     /// Writes in rounds: message k of every conversation, shuffled, then k+1; every 5th
     /// conversation also gets an agent message after its second customer message. Transient
     /// store errors (a database restarting) are retried, as a backend would.
-    static func customers(_ store: any ChatStore, conversations: Int, perConversation: Int, pause: Duration = .milliseconds(40)) async throws {
+    static func customers(_ store: any BackendStore, conversations: Int, perConversation: Int, pause: Duration = .milliseconds(40)) async throws {
         for k in 0..<perConversation {
             for c in (0..<conversations).shuffled() {
                 try await appendRetrying(store, NewMessage(id: "c\(c)-m\(k)", conversationID: "c\(c)", from: .customer,
@@ -63,7 +63,7 @@ enum Feed {
         }
     }
 
-    static func appendRetrying(_ store: any ChatStore, _ m: NewMessage) async throws {
+    static func appendRetrying(_ store: any BackendStore, _ m: NewMessage) async throws {
         for attempt in 1... {
             do {
                 try await store.append(m)
@@ -76,7 +76,7 @@ enum Feed {
 
     /// Counts rows: no customer message lost or reordered, the replies exactly once and in
     /// order, none after the agent, one handoff notice and one notification per crossing.
-    static func verify(_ store: any ChatStore, conversations: Int, perConversation: Int) async throws {
+    static func verify(_ store: any NotificationStore & BackendStore, conversations: Int, perConversation: Int) async throws {
         var problems: [String] = []
         var handoffs = 0
         for c in 0..<conversations {

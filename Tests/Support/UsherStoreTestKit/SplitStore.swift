@@ -1,16 +1,18 @@
 public import Foundation
 import Synchronization
 public import UsherEngine
+public import UsherStore
 
-/// A `ChatStore` that sends each call to the next of several stores in turn — for running the
-/// conformance suite across several connections to one database.
-public final class SplitStore: ChatStore {
-    public let stores: [any ChatStore]
+/// A store that sends each call to the next of several stores in turn — for running the
+/// conformance kit across several connections to one database.
+public final class SplitStore: SharedStore, NotificationStore, BackendStore {
+    public typealias Member = any SharedStore & NotificationStore & BackendStore
+    public let stores: [Member]
     private let next = Atomic<Int>(0)
 
-    public init(_ stores: [any ChatStore]) { self.stores = stores }
+    public init(_ stores: [Member]) { self.stores = stores }
 
-    private var any: any ChatStore { stores[next.add(1, ordering: .relaxed).oldValue % stores.count] }
+    private var any: Member { stores[next.add(1, ordering: .relaxed).oldValue % stores.count] }
 
     public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
         try await any.pending(bot: bot, after: cursor, limit: limit)
@@ -18,15 +20,12 @@ public final class SplitStore: ChatStore {
     public func waitForChanges(after seq: Int64, timeout: Duration) async throws {
         try await any.waitForChanges(after: seq, timeout: timeout)
     }
-    public func warmUp() async throws {
-        for s in stores { try await s.warmUp() }
-    }
     public func cursor(bot: String) async throws -> Int64 { try await any.cursor(bot: bot) }
     public func advanceCursor(bot: String) async throws { try await any.advanceCursor(bot: bot) }
-    public func state(bot: String, conversation: String) async throws -> ConversationState? {
-        try await any.state(bot: bot, conversation: conversation)
+    public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
+        try await any.states(bot: bot, conversations: conversations)
     }
-    public func commit(_ commit: Commit) async throws -> CommitResult { try await any.commit(commit) }
+    public func commit(batch: [Commit]) async throws -> [CommitResult] { try await any.commit(batch: batch) }
     public func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
         try await any.claim(bot: bot, conversations: conversations, worker: worker, until: until)
     }
@@ -37,6 +36,9 @@ public final class SplitStore: ChatStore {
     }
     public func members(group: String, worker: String, until: Date) async throws -> [String] {
         try await any.members(group: group, worker: worker, until: until)
+    }
+    public func progress(bot: String, worker: String, share: Share, safe: Int64?) async throws {
+        try await any.progress(bot: bot, worker: worker, share: share, safe: safe)
     }
     public func release(bot: String, worker: String, keeping: Set<String>) async throws {
         try await any.release(bot: bot, worker: worker, keeping: keeping)

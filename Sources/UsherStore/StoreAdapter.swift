@@ -1,0 +1,88 @@
+/// An adapter as the `usher` command sees it: the URL schemes it opens, its help, and how it
+/// opens a store. Each adapter target declares one (`SQLiteStore.adapter`, …); the command lists
+/// them once, in `Sources/usher/Stores.swift`, and `--store` and every `--help` come from there.
+public struct StoreAdapter: Sendable {
+    /// The URL schemes this adapter opens, without the ':' (`sqlite`, `postgres`, `stdio`). A URL
+    /// is this adapter's when it is a scheme alone or starts with one and ':'.
+    public var schemes: [String]
+    /// The URL as a user writes it, for the one-line list (`sqlite:PATH`).
+    public var form: String
+    /// What the URL names and its parameters: a few lines for the commands' `--help`.
+    public var help: String
+    /// Command-line options this adapter reads beyond `--store` (`--mapping`), with their help.
+    public var options: [Option]
+    /// Opens the store. Errors are `StoreError`s: `isUnavailable` when the server is not up yet
+    /// (`usher run` waits for it), a message that says what to do otherwise.
+    public var open: @Sendable (StoreRequest) async throws -> any ChatStore
+
+    public init(schemes: [String], form: String, help: String, options: [Option] = [],
+                open: @escaping @Sendable (StoreRequest) async throws -> any ChatStore) {
+        self.schemes = schemes
+        self.form = form
+        self.help = help
+        self.options = options
+        self.open = open
+    }
+
+    /// A command-line option an adapter reads.
+    public struct Option: Sendable {
+        /// `--mapping`
+        public var name: String
+        /// `FILE`
+        public var value: String
+        public var help: String
+        public init(_ name: String, _ value: String, help: String) {
+            self.name = name
+            self.value = value
+            self.help = help
+        }
+    }
+
+    /// Whether `url` names a store of this adapter.
+    public func opens(_ url: String) -> Bool {
+        schemes.contains { url == $0 || url.hasPrefix($0 + ":") }
+    }
+}
+
+/// What a command asks an adapter to open.
+public struct StoreRequest: Sendable {
+    /// The `--store` URL as given (secrets included: never print it).
+    public var url: String
+    /// The values of the adapter's own options given on the command line, by name (`--mapping`).
+    public var options: [String: String]
+    /// The command only reads (`usher inbox`): a store that does not exist yet is an error, not
+    /// created empty at a mistyped path.
+    public var mustExist: Bool
+    /// Where the store's own warnings go (a database server's notices): an event and its
+    /// fields, for the worker's log. Nil: dropped.
+    public var warn: (@Sendable (String, [(String, String)]) -> Void)?
+
+    public init(url: String, options: [String: String] = [:], mustExist: Bool = false,
+                warn: (@Sendable (String, [(String, String)]) -> Void)? = nil) {
+        self.url = url
+        self.options = options
+        self.mustExist = mustExist
+        self.warn = warn
+    }
+}
+
+/// A store whose inbound messages come in through the worker's own process (JSON lines on
+/// stdin, an HTTP listener) rather than from a backend writing to a database: `usher run` runs
+/// `takeIn` beside the worker.
+public protocol IntakeStore: ChatStore {
+    /// Takes messages in until the input ends (an input that never ends: until cancelled).
+    /// When it returns, the worker finishes what was taken in and stops; the result is logged.
+    func takeIn() async throws -> IntakeEnd
+}
+
+/// How an `IntakeStore`'s input ended, for the worker's log.
+public struct IntakeEnd: Sendable {
+    /// The log event (`stdin-closed`).
+    public var event: String
+    /// Its fields, in order.
+    public var fields: [(String, String)]
+    public init(event: String, fields: [(String, String)]) {
+        self.event = event
+        self.fields = fields
+    }
+}

@@ -1,0 +1,81 @@
+import UsherPostgres
+import UsherSQLite
+import UsherStdio
+import UsherStore
+
+/// The stores `--store URL` opens: one line per adapter. An adapter is a target that declares a
+/// `StoreAdapter` (its schemes, help and opener); listing it here is all the wiring it needs —
+/// `usher run|send|chat|inbox --help` and the "unknown store" message are made from this list.
+enum Stores {
+    static let adapters: [StoreAdapter] = [
+        SQLiteStore.adapter,
+        PostgresStore.adapter,
+        StdioStore.adapter,
+    ]
+
+    static let `default` = "sqlite:usher.db"
+
+    /// The command-line options the adapters read (`--mapping`), for `Arguments`.
+    static var optionNames: Set<String> { Set(adapters.flatMap { $0.options.map(\.name) }) }
+
+    /// The `--store` and adapter options' lines of a command's `--help`, their text starting
+    /// at `column` like the command's other options.
+    static func help(column: Int) -> String {
+        func indented(_ text: String) -> String {
+            text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { String(repeating: " ", count: column) + $0.trimmingPrefix(while: { $0 == " " }) }
+                .joined(separator: "\n")
+        }
+        var lines = ["  " + "--store URL".padding(column - 2) + "where the messages are (default \(`default`)):"]
+        lines += adapters.map { indented($0.help) }
+        for adapter in adapters {
+            for option in adapter.options {
+                lines.append("  " + "\(option.name) \(option.value)".padding(column - 2) + indented(option.help).dropFirst(column))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Opens the store `url` names with the adapter whose scheme it has. A usage error for a
+    /// URL no adapter opens, or an adapter's option given with another store; a failure (exit 1)
+    /// when the store cannot be opened, exit 69 when its server is not up yet.
+    /// `mustExist`: the command only reads (see `StoreRequest.mustExist`).
+    static func open(_ url: String, _ arguments: Arguments, mustExist: Bool = false,
+                     warn: (@Sendable (String, [(String, String)]) -> Void)? = nil) throws(UsageError) -> any ChatStore {
+        guard let adapter = adapters.first(where: { $0.opens(url) }) else {
+            throw UsageError("unknown store '\(StoreURL.redacted(url))'; use " + adapters.map(\.form).joined(separator: ", "))
+        }
+        var options: [String: String] = [:]
+        for name in optionNames {
+            guard let value = arguments.value(name) else { continue }
+            guard let owner = adapters.first(where: { $0.options.contains { $0.name == name } }), owner.schemes == adapter.schemes else {
+                let owner = adapters.first { $0.options.contains { $0.name == name } }
+                throw UsageError("\(name) applies to \(owner?.form ?? "other") stores only")
+            }
+            options[name] = value
+        }
+        let request = StoreRequest(url: url, options: options, mustExist: mustExist, warn: warn)
+        let opened = awaiting { try await adapter.open(request) }
+        switch opened {
+        case .success(let store):
+            return store
+        case .failure(let error):
+            let store = error as? StoreError
+            // The store's own message may quote the URL (SQLite's, naming an unknown option).
+            let why = (store?.message ?? "\(error)").replacingOccurrences(of: url, with: StoreURL.redacted(url))
+            throw UsageError.failure("cannot open \(StoreURL.redacted(url)): \(why)",
+                                     status: store?.isUnavailable == true ? .unavailable : .failure)
+        }
+    }
+
+    /// A command's store when the command needs what only some stores do (`usher send` writes
+    /// messages as a backend would): a clear failure for a store that cannot.
+    static func backend(_ store: any ChatStore, url: String, for command: String) throws(UsageError) -> any BackendStore {
+        guard let backend = store as? any BackendStore else {
+            _ = blocking(closing: store) { .ok }
+            throw UsageError.failure("\(StoreURL.redacted(url)) does not support usher \(command): its messages are written "
+                                     + "by the backend it serves, not through Usher; use the backend's own tools")
+        }
+        return backend
+    }
+}
