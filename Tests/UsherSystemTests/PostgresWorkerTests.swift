@@ -640,11 +640,12 @@ struct StoreURLSecretTests {
 
     /// The other places a secret can stand: an '@' left unencoded in the password, a client
     /// key's passphrase (`sslpassword`), a key in capitals, a keyword string instead of a URL
-    /// (refused, and quoted), a SQLite URL whose error names the option.
+    /// (refused, and quoted), a SQLite URL whose error names the option. A server not there
+    /// (no socket) exits 69, "unavailable".
     @Test(arguments: [
-        ("postgresql://usher:hunt@er2@/chat?host=/nonexistent-usher-socket&connect_timeout=2", "hunt", 1,
+        ("postgresql://usher:hunt@er2@/chat?host=/nonexistent-usher-socket&connect_timeout=2", "hunt", 69,
          "cannot open postgresql://usher:***@/chat?host=/nonexistent-usher-socket"),
-        ("postgresql://usher@/chat?host=/nonexistent-usher-socket&sslpassword=swordfish&connect_timeout=2", "swordfish", 1,
+        ("postgresql://usher@/chat?host=/nonexistent-usher-socket&sslpassword=swordfish&connect_timeout=2", "swordfish", 69,
          "cannot open postgresql://usher@/chat?host=/nonexistent-usher-socket&sslpassword=***&connect_timeout=2"),
         ("postgresql://usher@/chat?host=/nonexistent-usher-socket&PASSWORD=swordfish", "swordfish", 1, "&PASSWORD=***"),
         ("host=/nonexistent-usher-socket dbname=chat password='cat fish' user=usher", "fish", 64,
