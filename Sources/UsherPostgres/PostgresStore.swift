@@ -535,6 +535,7 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
 
     // MARK: backend side
 
+    @discardableResult
     public func append(_ m: NewMessage) async throws -> StoredMessage {
         let sql = sql
         let l = layout

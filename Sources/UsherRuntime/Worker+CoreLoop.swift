@@ -36,12 +36,26 @@ extension Worker {
                         reportedReady = true
                         reportCaughtUp(bot, at: schedule.position.description)
                     }
-                    try await retrying(bot, "wait") { try await store.waitForChanges(after: after, timeout: timeout) }
+                    try await waitForChanges(after: after, timeout: timeout, bot)
                     schedule.waited()
                 case .stopped:
                     return
                 }
             }
+        }
+    }
+
+    /// Waits for the store to change after `position`, at most `timeout`, or until a stop is
+    /// requested — whichever comes first (the store's wait is cancelled then).
+    private func waitForChanges(after position: StorePosition, timeout: Duration, _ bot: BotRuntime) async throws {
+        let seen = stopSignal.generation
+        guard !isStopping else { return }
+        let store = self.store
+        try await withThrowingTaskGroup(of: Void.self) { race in
+            race.addTask { try await self.retrying(bot, "wait") { try await store.waitForChanges(after: position, timeout: timeout) } }
+            race.addTask { await self.stopSignal.wait(since: seen, timeout: timeout) }
+            try await race.next()
+            race.cancelAll()
         }
     }
 }

@@ -71,6 +71,9 @@ public final class Worker: Sendable {
     public let log: Logger
     private let clock: @Sendable () -> Date
     private let stopping = Atomic<Bool>(false)
+    /// Notified by `requestStop()`: every wait of the worker's own (pauses, idle waits) ends at
+    /// once instead of running out its time.
+    let stopSignal = ChangeSignal()
     /// Conversations this worker holds ("bot\0conversation"), and until when (saves claiming them
     /// again each batch).
     private let leases = Locked<[String: Date]>([:])
@@ -96,7 +99,10 @@ public final class Worker: Sendable {
     }
 
     /// Asks the worker to stop: no new batches are read; messages in flight finish.
-    public func requestStop() { stopping.store(true, ordering: .relaxed) }
+    public func requestStop() {
+        stopping.store(true, ordering: .relaxed)
+        stopSignal.notify()
+    }
 
     public var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
@@ -249,11 +255,10 @@ public final class Worker: Sendable {
         }
     }
 
-    /// Sleeps `duration` in short steps, so that a stop request is seen at once; whether the
-    /// worker is stopping.
+    /// Waits `duration`, or until a stop is requested; whether the worker is stopping.
     private func pause(_ duration: Duration) async -> Bool {
-        let until = ContinuousClock.now + duration
-        while ContinuousClock.now < until && !isStopping { try? await Task.sleep(for: .milliseconds(50)) }
+        let seen = stopSignal.generation
+        if !isStopping { await stopSignal.wait(since: seen, timeout: duration) }
         return isStopping
     }
 
