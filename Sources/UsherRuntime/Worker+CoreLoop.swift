@@ -7,8 +7,7 @@ extension Worker {
     /// `writesInFlight` at once), position moves and idle waits — and tells it how it went.
     func follow(_ bot: BotRuntime) async throws {
         let store = self.store
-        let started = ContinuousClock.now
-        func now() -> Duration { ContinuousClock.now - started }
+        let now = uptime
         let position = try await retrying(bot, "position") { try await store.position(bot: bot.id) }
         var schedule = Schedule(position: position,
                                 options: .init(batchSize: options.batchSize, writesInFlight: options.writesInFlight,
@@ -36,7 +35,7 @@ extension Worker {
                         reportedReady = true
                         reportCaughtUp(bot, at: schedule.position.description)
                     }
-                    try await waitForChanges(after: after, timeout: timeout, bot)
+                    try await waitUnlessStopped(timeout: timeout, bot) { try await store.waitForChanges(after: after, timeout: timeout) }
                     schedule.waited()
                 case .stopped:
                     return
@@ -45,14 +44,13 @@ extension Worker {
         }
     }
 
-    /// Waits for the store to change after `position`, at most `timeout`, or until a stop is
-    /// requested — whichever comes first (the store's wait is cancelled then).
-    private func waitForChanges(after position: StorePosition, timeout: Duration, _ bot: BotRuntime) async throws {
+    /// Runs `wait` (a wait for the store to change, at most `timeout`) until it returns or a
+    /// stop is requested, whichever comes first: the wait is cancelled then.
+    func waitUnlessStopped(timeout: Duration, _ bot: BotRuntime, _ wait: @escaping @Sendable () async throws -> Void) async throws {
         let seen = stopSignal.generation
         guard !isStopping else { return }
-        let store = self.store
         try await withThrowingTaskGroup(of: Void.self) { race in
-            race.addTask { try await self.retrying(bot, "wait") { try await store.waitForChanges(after: position, timeout: timeout) } }
+            race.addTask { try await self.retrying(bot, "wait") { try await wait() } }
             race.addTask { await self.stopSignal.wait(since: seen, timeout: timeout) }
             try await race.next()
             race.cancelAll()

@@ -63,27 +63,33 @@ public final class Worker: Sendable {
 
     public let store: any ChatStore
     /// The store's tuning, where it has some (`TunableStore`).
-    private var tunable: (any TunableStore)? { store as? any TunableStore }
+    var tunable: (any TunableStore)? { store as? any TunableStore }
     public let bots: [BotRuntime]
     public let workerID: String
     public let options: Options
     public let metrics: Metrics
     public let log: Logger
+    /// Wall time: what commits, leases and notifications are stamped with.
     private let clock: @Sendable () -> Date
+    /// Monotonic time since an arbitrary start: what the loops schedule by (`Schedule`,
+    /// `SharedSchedule`), injectable like `clock`.
+    let uptime: @Sendable () -> Duration
     private let stopping = Atomic<Bool>(false)
     /// Notified by `requestStop()`: every wait of the worker's own (pauses, idle waits) ends at
     /// once instead of running out its time.
     let stopSignal = ChangeSignal()
     /// Conversations this worker holds ("bot\0conversation"), and until when (saves claiming them
     /// again each batch).
-    private let leases = Locked<[String: Date]>([:])
+    let leases = Locked<[String: Date]>([:])
     private let caughtUp = Atomic<Int>(0)
     /// Each bot's share of its conversations among the workers reading it (`heartbeat`).
-    private let shares = Locked<[String: Share]>([:])
+    let shares = Locked<[String: Share]>([:])
 
     public init(store: any ChatStore, bots: [BotRuntime], workerID: String = "worker-\(ProcessInfo.processInfo.processIdentifier)",
                 options: Options = .init(), metrics: Metrics = Metrics(), log: Logger = Logger(),
-                clock: @escaping @Sendable () -> Date = { Date() }) {
+                clock: @escaping @Sendable () -> Date = { Date() }, uptime: (@Sendable () -> Duration)? = nil) {
+        let start = ContinuousClock.now
+        self.uptime = uptime ?? { ContinuousClock.now - start }
         self.store = store
         self.bots = bots
         self.workerID = workerID
@@ -247,9 +253,9 @@ public final class Worker: Sendable {
     /// that registered before them, and until they agree on the shares they read (and claim)
     /// each other's conversations, which the others then find only at a rescan.
     private func heartbeat() async throws {
-        let forming = ContinuousClock.now + options.memberInterval * 8
+        let forming = uptime() + options.memberInterval * 8
         while !isStopping && !Task.isCancelled {
-            let interval = ContinuousClock.now < forming ? min(options.memberInterval, .milliseconds(50)) : options.memberInterval
+            let interval = uptime() < forming ? min(options.memberInterval, .milliseconds(50)) : options.memberInterval
             if await pause(interval) { break }
             try await beat()
         }
@@ -285,308 +291,10 @@ public final class Worker: Sendable {
         log.info("caught-up", ["bot": bot.id, "cursor": position])
     }
 
-    /// The loop of one bot on a store many workers may share (`SharedStore`): reads claim their
-    /// conversations, skip those in flight, and rescan what they passed over.
-    private func follow(_ bot: BotRuntime, _ shared: any SharedStore) async throws {
-        let signalling = shared as? any SignallingStore
-        let executor = tunable?.workerExecutor
-        var reportedReady = false
-        var lastSeen: Int64 = 0
-        // The bot's cursor as this worker last read it. Workers of a bot share one cursor, and
-        // a cursor read earlier is never wrong, only slower: a read from it walks the done
-        // messages after it again.
-        var cursor = try await retrying(bot, "cursor") { try await shared.cursor(bot: bot.id) }
-        // Where the next read starts: after the last batch read, or (0) at the cursor. What the
-        // reads passed over below it — other workers' conversations — is read again every
-        // `rescanInterval`, from just below the first such message (`Intake.passedOver`); a
-        // commit that must wait for an earlier message, from the cursor at once. A read from
-        // the cursor walks every done message after it: at a low rate that cost more than the
-        // rest of the cycle, and with four workers a rescan from the shared cursor (as far
-        // behind as the slowest of them) walked 10,000–30,000 messages.
-        var floor: Int64 = 0
-        // Where a read with `floor` 0 starts (0: the cursor).
-        var rescanFrom: Int64 = 0
-        // The first message the reads passed over since the last rescan (0: the store does not
-        // say, look from the cursor; nil: none).
-        var passedOver: Int64?
-        // The last read from the cursor: one every ten rescan intervals whatever the reads say.
-        var fromCursor = ContinuousClock.now
-        func rescan(from seq: Int64 = 0) {
-            floor = 0
-            rescanFrom = seq
-            if seq == 0 { fromCursor = ContinuousClock.now }
-        }
-        // Where the next read starts.
-        func readFrom() -> Int64 { max(cursor, floor > 0 ? floor : rescanFrom) }
-        // The store's change generation when the last read began (`ChatStore.notified`).
-        var lastRead: UInt64?
-        var rescanned = ContinuousClock.now
-        var advanced = ContinuousClock.now
-        // When this worker last moved the shared cursor, or saw it moved.
-        var cursorMoved = ContinuousClock.now
-        var committedSinceAdvance = false
-        // While work flows the cursor moves in the background: moving it takes a statement that
-        // walks the done messages since the last move, and the loop waiting for it held up the
-        // messages arriving meanwhile (a tail of the latency). `moved` is its result. When the
-        // worker runs out of work and a move is due, it waits for the move (`advance`).
-        // Workers sharing the bot share its cursor, and a move walks every message since the
-        // last: while work flows the first of them moves it (`mover`), the others read where it
-        // is and move it only when it has not moved for four intervals (with eight workers,
-        // moving it once in four intervals each walked every message 2–3 times); each moves it
-        // when it runs out of work (at most once an interval, too).
-        let moved = Locked<Int64?>(nil)   // the cursor a move left (-1: it failed)
-        var moving: Task<Void, Never>?
-        // Where this worker's reads stand (`ChatStore.progress`): every message of its share at or
-        // below this is done. Below `floor` a message was done, passed over (then it is at or
-        // above `passedOver`) or read (then it is in a batch read or written, at or above its
-        // lowest), and the reads never pass a hole; nil after a share change or a commit that
-        // had to wait, until the reads from the cursor are under way again.
-        func safe() -> Int64? {
-            var s: Int64
-            if floor > 0 { s = floor } else if rescanFrom > 0 { s = rescanFrom } else { return nil }
-            if let first = passedOver {
-                if first == 0 { return nil }
-                s = min(s, first - 1)
-            }
-            if let taken { s = min(s, taken - 1) }
-            for w in writing { s = min(s, w.low - 1) }
-            return s
-        }
-        // Where the reads stand is also said after every write, in the background (one at a
-        // time, in any order with the moves' own: every word stays true): a move walks from the
-        // lowest word of the group's workers, and the older the words, the more messages done
-        // since then it walks.
-        // At most every 100 ms (at 1,000 messages a second a worker writes hundreds of group
-        // commits a second, and each word is a write of its own), and only among others: a
-        // worker alone moves the cursor itself, on a word said just before.
-        let reporting = Locked(false)
-        var reported = ContinuousClock.now - .seconds(1)
-        func report() {
-            let now = ContinuousClock.now
-            guard share.count > 1, now - reported >= .milliseconds(100),
-                  reporting.withLock({ r in defer { r = true }; return !r }) else { return }
-            reported = now
-            let say = say()
-            Task {
-                try? await say()
-                reporting.withLock { $0 = false }
-            }
-        }
-        // Where the reads stand now, to say later (on another task: the loop goes on).
-        func say() -> @Sendable () async throws -> Void {
-            let (safe, share) = (safe(), share)
-            return { try await shared.progress(bot: bot.id, worker: self.workerID, share: share, safe: safe) }
-        }
-        func startMoving(mover: Bool = true) {
-            guard moving == nil else { return }
-            let say = say()
-            advanced = ContinuousClock.now
-            if mover {
-                cursorMoved = advanced
-                committedSinceAdvance = false   // a worker that only read the cursor still owes a move
-            }
-            moving = Task {
-                let c = try? await self.retrying(bot, "advance-cursor") { () async throws -> Int64 in
-                    try await say()
-                    if mover { try await shared.advanceCursor(bot: bot.id) }
-                    return try await shared.cursor(bot: bot.id)
-                }
-                moved.withLock { $0 = c ?? -1 }
-            }
-        }
-        func collectMoved() {
-            guard let c = moved.withLock({ v -> Int64? in defer { v = nil }; return v }) else { return }
-            if c > cursor { cursorMoved = ContinuousClock.now }
-            if c >= 0 { cursor = max(cursor, c) }
-            moving = nil
-        }
-        func advance() async {
-            await moving?.value   // one already on its way: it predates the last commits
-            collectMoved()
-            startMoving()
-            await moving?.value
-            collectMoved()
-        }
-        // While batches are written (stage two), the next is read and decided (stage one): its
-        // conversations are not those in flight, so it needs nothing from the writes.
-        var writing: [(task: Task<Written, any Error>, conversations: [String], low: Int64)] = []
-        // The lowest seq of the batch read and not yet among `writing` (nil: none).
-        var taken: Int64?
-        // Notified as each write ends: the loop waits for either that or a new message. Its
-        // generation counts the writes ended, `collected` those waited for: a write that ended
-        // and was not collected yet wakes the wait at once.
-        let written = ChangeSignal()
-        var collected: UInt64 = 0
-        // The conversations of the batches in flight, each with the seq its batch was read through.
-        var inFlight: [String: Int64] = [:]
-        var share = shares.withLock { $0[bot.id] } ?? .all
-        // Writes in flight when the share last changed: once they are written, their
-        // conversations' leases go too (else a conversation now in another's share would wait
-        // for its lease to run out).
-        var releaseOnceWritten = 0
-        var instant = false   // the last intake's `Intake.instant`
-        func release() async throws {
-            let keeping = Set(inFlight.keys)
-            try await retrying(bot, "release") { try await shared.release(bot: bot.id, worker: self.workerID, keeping: keeping) }
-            let prefix = bot.id + "\u{0}"
-            leases.withLock { l in l = l.filter { !$0.key.hasPrefix(prefix) || keeping.contains(String($0.key.dropFirst(prefix.count))) } }
-        }
-        /// Waits for the oldest write in flight (nil: none).
-        func finishWriting() async throws -> Bool? {
-            guard !writing.isEmpty else { return nil }
-            let w = writing.removeFirst()
-            let done = try await w.task.value
-            let progress = done.progress, unfinished = done.unfinished
-            collected += 1
-            for c in w.conversations { inFlight[c] = nil }
-            // A message that could not be committed yet (an earlier one of its conversation
-            // showed up meanwhile) is below where the reads go on: read from the cursor again.
-            if unfinished { rescan() }
-            if releaseOnceWritten > 0 {
-                releaseOnceWritten -= 1
-                if releaseOnceWritten == 0 { try await release() }
-            }
-            committedSinceAdvance = committedSinceAdvance || progress
-            report()
-            if committedSinceAdvance, ContinuousClock.now - advanced >= options.cursorInterval {
-                // The first worker moves it; the others too when it has not moved for four
-                // intervals, in case the first has nothing to commit (a cursor left behind makes
-                // every rescan longer).
-                startMoving(mover: share.index == 0 || ContinuousClock.now - cursorMoved >= options.cursorInterval * 4)
-            }
-            return progress
-        }
-        do {
-            while !isStopping && !Task.isCancelled {
-                collectMoved()
-                if let now = shares.withLock({ $0[bot.id] }), now != share {
-                    // Workers came or went. What this worker holds goes at once to whoever's
-                    // share it is now (its own, it claims again); what it is writing, once
-                    // written (`releaseOnceWritten`).
-                    share = now
-                    try await release()
-                    releaseOnceWritten = writing.count
-                    rescan()
-                    // And from the cursor again two member intervals on: by then the others
-                    // have seen the change too and let go of what is now this worker's (their
-                    // next heartbeat, their writes in flight). What this read passes over as
-                    // still theirs would otherwise wait for the next rescan — and hold the
-                    // shared cursor back, making every rescan until then a long one.
-                    rescanned = ContinuousClock.now - options.rescanInterval + min(options.rescanInterval, options.memberInterval * 2)
-                }
-                if ContinuousClock.now - rescanned >= options.rescanInterval {
-                    rescanned = ContinuousClock.now
-                    if rescanned - fromCursor >= options.rescanInterval * 10 { passedOver = 0 }
-                    if let first = passedOver {
-                        rescan(from: max(0, first - 1))
-                        passedOver = nil
-                        metrics.increment("usher_rescans_total", ["bot": bot.id])
-                    }
-                }
-                // After an intake the store answered without the database, a batch taken now
-                // would only wait for a write to end: wait first, so the messages that come
-                // meanwhile join it.
-                if instant, writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
-                // What a read passes over below its readThrough is another worker's (held under
-                // a lease), so it is not looked for again at once: only at the next rescan.
-                let signal = signalling?.changeSignal
-                let generation = signal?.generation
-                // Where the store's signals name their messages: when the reads have covered
-                // every message not signalled (a backlog written before the store listened) and
-                // every one signalled, a read now would come back empty (39% of reads did at
-                // 1,000 messages a second on PostgreSQL, a quarter of the reading backend's CPU).
-                // Not after a rescan (`floor` 0).
-                var read: Intake
-                let skipped = floor > 0 && lastRead.flatMap { signalling?.notified(since: $0) }?.covered(by: floor) == true
-                if skipped {
-                    read = Intake(messages: [], readThrough: floor)
-                } else {
-                    lastRead = generation
-                    read = try await intake(bot, shared, after: readFrom(), skipping: inFlight, share: share)
-                    passedOver = Self.lower(passedOver, read.passedOver)
-                }
-                var batch = read.messages
-                if batch.isEmpty, !writing.isEmpty {
-                    // Nothing to read beside the batches in flight: wait for the oldest to be
-                    // written — or, where the store signals new messages, for one to arrive,
-                    // read at once (else it would wait for a whole commit before its read).
-                    if let signal, let generation,
-                       await ChangeSignal.first(of: [(signal, generation), (written, collected)], timeout: options.idleWait) == 0 {
-                        continue
-                    }
-                    if try await finishWriting() == false {
-                        // Everything it held waits on an earlier message (or lost its lease
-                        // meanwhile): wait for the store to change instead of spinning.
-                        try await shared.waitForChanges(after: lastSeen, timeout: .milliseconds(50))
-                    }
-                    continue
-                }
-                var latest: Int64 = 0
-                if batch.isEmpty, !skipped {
-                    // Nothing pending: read the newest sequence number, then look once more, so that
-                    // the wait below starts after it — the bot's own replies, written earlier, cannot
-                    // wake it at once, and a message that arrived between the two reads is not waited for.
-                    latest = try await retrying(bot, "latest") { try await shared.latestSeq() }
-                    read = try await intake(bot, shared, after: readFrom(), skipping: [:], share: share)
-                    passedOver = Self.lower(passedOver, read.passedOver)
-                    batch = read.messages
-                }
-                if batch.isEmpty {
-                    // The cursor only saves reading done messages again: move it when idle.
-                    // At most once per `cursorInterval` (at 1,000 messages a second the
-                    // worker runs out of work after most commits); a move owed waits no longer.
-                    var wait = options.idleWait
-                    if committedSinceAdvance {
-                        let due = options.cursorInterval - (ContinuousClock.now - advanced)
-                        if due <= .zero { await advance() } else { wait = min(wait, due) }
-                    }
-                    if !reportedReady {
-                        reportedReady = true
-                        reportCaughtUp(bot, at: "\(cursor)")
-                    }
-                    if skipped, let signal, let generation {
-                        // Nothing new was signalled: wait for the next signal.
-                        await signal.wait(since: generation, timeout: wait)
-                    } else {
-                        try await shared.waitForChanges(after: max(lastSeen, cursor, latest), timeout: wait)
-                    }
-                    continue
-                }
-                instant = read.instant
-                lastSeen = max(lastSeen, batch.last!.seq)
-                taken = batch.first!.seq
-                floor = read.readThrough
-                let prepared = try await prepare(batch, states: read.states, bot)
-                // In flight from now on (before waiting for a write: a release after a share
-                // change, made when that write ends, keeps this batch's leases).
-                // Each conversation's messages up to its last in the batch are in flight: the
-                // read returned every one it saw in its range. (One committed there later — a
-                // hole when read — leaves its batch unfinished, and the next read starts at the
-                // cursor.)
-                for (c, messages) in prepared.byConversation { inFlight[c] = messages.last!.seq }
-                while writing.count >= max(1, options.writesInFlight) { _ = try await finishWriting() }
-                let low = taken!
-                taken = nil
-                writing.append((Task(executorPreference: executor) {
-                    defer { written.notify() }
-                    return try await self.write(prepared, bot)
-                }, prepared.order, low))
-            }
-            while try await finishWriting() != nil {}
-            // A move owed (the last commits came less than `cursorInterval` before the stop).
-            if committedSinceAdvance { await advance() } else { await moving?.value }
-        } catch {
-            // Whatever was in flight finishes (or fails) before the error goes up.
-            for w in writing { _ = try? await w.task.value }
-            await moving?.value
-            throw error
-        }
-    }
-
     /// The next batch: pending messages of conversations this worker holds, claiming those it
     /// does not hold for at least half a lease yet (a claim is a write, and most batches
     /// continue conversations already held), leaving out the conversations of the batch in flight.
-    private func intake(_ bot: BotRuntime, _ shared: any SharedStore, after cursor: Int64, skipping: [String: Int64], share: Share) async throws -> Intake {
+    func intake(_ bot: BotRuntime, _ shared: any SharedStore, after cursor: Int64, skipping: [String: Int64], share: Share) async throws -> Intake {
         let now = clock()
         let until = now.addingTimeInterval(options.lease)
         let fresh = now.addingTimeInterval(options.lease / 2)
@@ -874,12 +582,6 @@ public final class Worker: Sendable {
         }
     }
 
-    /// The lower of two optional seqs (nil: none).
-    static func lower(_ a: Int64?, _ b: Int64?) -> Int64? {
-        guard let a else { return b }
-        guard let b else { return a }
-        return min(a, b)
-    }
 }
 
 extension BotRuntime {

@@ -40,8 +40,14 @@ extension SequencedStore {
         try await advanceCursor(bot: bot)
     }
 
+    /// Waits after the store's newest sequence number when it is past `position`: the bot's
+    /// own replies take sequence numbers too, and a wait after the last inbound message read
+    /// would end at once on them. A message that came between the last read and this call is
+    /// seen at the timeout at the latest (a shared store's loop closes that gap itself: it reads
+    /// `latestSeq()` first, then reads again).
     public func waitForChanges(after position: StorePosition, timeout: Duration) async throws {
-        try await waitForChanges(after: try Self.seq(of: position), timeout: timeout)
+        let after = max(try Self.seq(of: position), try await latestSeq())
+        try await waitForChanges(after: after, timeout: timeout)
     }
 
     static func seq(of position: StorePosition) throws -> Int64 {
