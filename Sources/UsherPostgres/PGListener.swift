@@ -163,7 +163,7 @@ final class PGListener: Sendable {
 
     var generation: UInt64 { signal.generation }
 
-    /// What the NOTIFYs say (`ChatStore.notified(since:)`), or nil when a wake-up since
+    /// What the NOTIFYs say (`SignallingStore.notified(since:)`), or nil when a wake-up since
     /// `generation` did not say which messages it was for.
     func notified(since generation: UInt64) -> Notified? {
         if unknownAt.load(ordering: .acquiring) > generation { return nil }

@@ -145,7 +145,7 @@ package struct PGSQL: Sendable {
     /// starts, else the newest seq; the holes in between — sequence numbers taken by
     /// transactions not committed yet (or rolled back), each as the last number before it; and
     /// the snapshot's xmin and xmax. The walk starts at the cursor, or at the lowest `safe` the
-    /// group's live workers reported (`ChatStore.progress`) when each reported one and their
+    /// group's live workers reported (`SharedStore.progress`) when each reported one and their
     /// shares split the conversations between them — every message below it is done, and their
     /// reads never pass a hole — so that a move walks only the messages above what the workers
     /// have done, not every message since the last move (each probing its done mark).

@@ -39,7 +39,7 @@ enum PGSchema {
         "CREATE INDEX \(concurrently ? "CONCURRENTLY " : "")IF NOT EXISTS messages_inbound ON \(l.messages) (\(l.mSeq)) WHERE \(l.inbound { $0 })"
     }
 
-    /// `ChatStore.progress`: the share each worker reads and the seq at or below which every
+    /// `SharedStore.progress`: the share each worker reads and the seq at or below which every
     /// inbound message of it is done (`PGSQL.cursorTarget` starts its walk at the
     /// lowest, when the live workers' shares split the conversations between them).
     static func v4(_ l: PGLayout) -> String {
@@ -62,7 +62,7 @@ enum PGSchema {
         """
     }
 
-    /// Who is alive in each group (`ChatStore.members`): a few rows, read four times a second by
+    /// Who is alive in each group (`SharedStore.members`): a few rows, read four times a second by
     /// every worker — a table of its own, so that the read never scans the leases.
     static func v2(_ l: PGLayout) -> String {
         """

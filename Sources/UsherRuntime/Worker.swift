@@ -4,6 +4,12 @@ import UsherEngine
 import UsherRules
 import Synchronization
 
+/// `run()` passed `Options.shutdownTimeout` after a stop request with work still in flight: that
+/// work was cancelled, and is decided again at the next start.
+public struct ShutdownDeadline: Error, CustomStringConvertible {
+    public var description: String { "the work in flight did not finish within the shutdown timeout" }
+}
+
 /// `usher run`: catches up on the store's backlog, then follows new messages; decides each with
 /// the engine and commits its effects through the store. Conversations run in parallel, each in
 /// order; store errors are retried with backoff; a stop request finishes the messages in flight.
@@ -40,7 +46,7 @@ public final class Worker: Sendable {
         /// other store, from the cursor every time. (A message that had to wait for an earlier
         /// one is read again from the cursor at once.)
         public var rescanInterval: Duration = .seconds(1)
-        /// How often a worker says it is alive to the others sharing its store (`ChatStore.members`)
+        /// How often a worker says it is alive to the others sharing its store (`SharedStore.members`)
         /// and looks who else is: a worker that joins gets its share within about this long. One
         /// silent for twelve of these (3 s: a heartbeat can queue behind a slow statement) counts
         /// as gone, and the others split its share.
@@ -58,6 +64,15 @@ public final class Worker: Sendable {
         public var mutedQueues: Set<String> = []
         /// Where digests go (besides the log).
         public var deliver: (@Sendable (NotificationDigest) -> Void)?
+        /// How often the bots' files are looked at for changes, and reloaded when they changed
+        /// (nil: only on `reload(force:)`, SIGHUP).
+        public var watchInterval: Duration?
+        /// Where the store takes messages in itself (`IntakeStore`: stdin), take them in beside
+        /// the loops, and stop once the input has ended and everything taken in is decided.
+        public var takeIn = false
+        /// How long the work in flight may take after a stop request; then it is cancelled and
+        /// `run()` throws `ShutdownDeadline` (what was cancelled is decided again at the next start).
+        public var shutdownTimeout: Duration?
         public init() {}
     }
 
@@ -127,21 +142,36 @@ public final class Worker: Sendable {
         if shared != nil { try? await beat() }
         try? await tunable?.warmUp()
         if shared != nil { try await beat() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // The worker's parts, children of one group: each bot's loop, notification delivery,
+        // membership, the file watch, the intake — and the shutdown deadline, which ends the
+        // group when the others take longer than it after a stop.
+        try await withThrowingTaskGroup(of: Part.self) { group in
+            var parts = 0
+            func start(executor: (any TaskExecutor)? = nil, _ part: @escaping @Sendable () async throws -> Void) {
+                parts += 1
+                group.addTask(executorPreference: executor) { try await part(); return .done }
+            }
             // Each bot's loop reads and decides where the store's calls run (`workerExecutor`).
             for bot in bots {
-                group.addTask(executorPreference: tunable?.workerExecutor) {
+                start(executor: tunable?.workerExecutor) {
                     if let shared { try await self.follow(bot, shared) } else { try await self.follow(bot) }
                 }
             }
-            if let notes = store as? any NotificationStore { group.addTask { try await self.dispatchNotifications(notes) } }
-            if shared != nil { group.addTask { try await self.heartbeat() } }
+            if let notes = store as? any NotificationStore { start { try await self.dispatchNotifications(notes) } }
+            if shared != nil { start { try await self.heartbeat() } }
+            if let interval = options.watchInterval { start { await self.watchFiles(every: interval) } }
+            if options.takeIn, let intake = store as? any IntakeStore { start { try await self.takeIn(intake) } }
+            if let timeout = options.shutdownTimeout { group.addTask { await self.deadline(after: timeout) } }
             do {
-                try await group.waitForAll()
+                while parts > 0, let part = try await group.next() {
+                    if part == .deadlinePassed { throw ShutdownDeadline() }
+                    parts -= 1
+                }
+                group.cancelAll()   // the deadline's wait
             } catch {
-                // One part failed: the others stop too, and their writes in flight stop retrying
-                // (they are not children of the group, so cancelling it does not reach them).
+                // One part failed (or the deadline passed): the others stop too.
                 requestStop()
+                group.cancelAll()
                 throw error
             }
         }
@@ -153,6 +183,47 @@ public final class Worker: Sendable {
             try? await shared.release(bot: Self.dispatchLease.bot, worker: workerID)
         }
         log.info("worker-stop", ["worker": workerID])
+    }
+
+    /// What a part of `run()` ended with.
+    private enum Part: Sendable, Equatable {
+        case done
+        case deadlinePassed
+    }
+
+    /// Returns `.deadlinePassed` once `timeout` has passed after a stop request (and nothing
+    /// when cancelled first: the other parts ended in time).
+    private func deadline(after timeout: Duration) async -> Part {
+        while !isStopping && !Task.isCancelled {
+            let seen = stopSignal.generation
+            if isStopping { break }
+            await stopSignal.wait(since: seen, timeout: .seconds(3600))
+        }
+        do { try await Task.sleep(for: timeout) } catch { return .done }
+        return .deadlinePassed
+    }
+
+    /// Looks at the bots' files every `interval` and reloads those that changed, until a stop.
+    private func watchFiles(every interval: Duration) async {
+        while await !pause(interval), !Task.isCancelled { reload() }
+    }
+
+    /// Takes the store's input in until it ends, then waits until every bot has decided all of
+    /// it, and asks the worker to stop.
+    private func takeIn(_ intake: any IntakeStore) async throws {
+        let end = try await intake.takeIn()
+        log.log(.info, end.event, pairs: end.fields)
+        while !isStopping {
+            var pending = false
+            for bot in bots {
+                let position = try await retrying(bot, "position") { try await self.store.position(bot: bot.id) }
+                let page = try await retrying(bot, "pending") { try await self.store.pending(bot: bot.id, after: position, limit: 1) }
+                if !page.messages.isEmpty { pending = true }
+            }
+            if isReady && !pending { break }
+            if await pause(.milliseconds(20)) { break }
+        }
+        requestStop()
     }
 
     /// Reloads every bot whose files changed (or all, on SIGHUP).
@@ -245,7 +316,7 @@ public final class Worker: Sendable {
 
     // MARK: - Sharing a store
 
-    /// The group (`ChatStore.members`) of the workers reading `bot`'s conversations.
+    /// The group (`SharedStore.members`) of the workers reading `bot`'s conversations.
     static func membersGroup(_ bot: String) -> String { Share.group(of: bot) }
 
     /// Says every `memberInterval` that this worker is alive, and takes each bot's share anew —

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// Callers hand it closures (`submit`, bridged with continuations by the stores). It is also a
 /// `TaskExecutor`: a task that prefers it runs on this thread — the worker runs its stages so
-/// (`ChatStore.workerExecutor`) — and its store calls then run at once instead of waking this
+/// (`TunableStore.workerExecutor`) — and its store calls then run at once instead of waking this
 /// thread and then the caller's again. Once stopped it ends when its queue is empty; jobs that
 /// come later run on a global thread, so that a task is never stranded.
 ///

@@ -71,6 +71,11 @@ enum RunCommand: Command {
             guard let d = DurationText.parse(t) else { throw UsageError("--shutdown-timeout needs a duration like 10s") }
             shutdownTimeout = d
         }
+        options.shutdownTimeout = .milliseconds(Int(shutdownTimeout * 1000))
+        // A change to any loaded file reloads it within a second; stdin (stdio) is taken in
+        // beside the loops, and the worker stops once it ended and all of it is decided.
+        options.watchInterval = .seconds(1)
+        options.takeIn = true
 
         var bots: [BotRuntime] = []
         for path in a.positionals {
@@ -109,48 +114,25 @@ enum RunCommand: Command {
                 } else {
                     log.info("signal", ["signal": sig == SIGTERM ? "TERM" : "INT", "deadline": "\(deadline)s"])
                     worker.requestStop()
-                    signals.asyncAfter(deadline: .now() + deadline) {
+                    // The worker cancels what is in flight at the deadline; this is the backstop
+                    // for a store call that does not answer cancellation (a blocked socket).
+                    signals.asyncAfter(deadline: .now() + deadline + 5) {
                         log.warning("shutdown-deadline", ["note": "exiting with work in flight; it will be decided again"])
                         exit(0)
                     }
                 }
             }
         }
-        let watcher = DispatchSource.makeTimerSource(queue: signals)
-        watcher.schedule(deadline: .now() + 1, repeating: 1)
-        watcher.setEventHandler { if !worker.isStopping { worker.reload() } }
-        watcher.resume()
-
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Outcome()
-        Task.detached {
-            do { try await worker.run() } catch { outcome.fail("\(error)") }
-            try? await store.close()
-            done.signal()
-        }
-        if let intake = store as? any IntakeStore {
-            // Messages come in through this process (stdin); at the input's end, finish what
-            // was taken in, then stop.
-            Task.detached {
-                do {
-                    let end = try await intake.takeIn()
-                    log.log(.info, end.event, pairs: end.fields)
-                    while true {
-                        let pending = try await SendCommand.hasPending(store, bot: bots[0].id)
-                        if worker.isReady && !pending { break }
-                        try await Task.sleep(for: .milliseconds(20))
-                    }
-                } catch {
-                    outcome.fail("\(error)")
-                }
-                worker.requestStop()
-            }
-        }
-        done.wait()
-        watcher.cancel()
+        let ran = awaiting { try await worker.run() }
+        _ = awaiting { try? await store.close() }
         server?.close()
-        if let failure = outcome.failure {
-            log.error("worker-failed", ["error": failure])
+        switch ran {
+        case .success:
+            break
+        case .failure(is ShutdownDeadline):
+            log.warning("shutdown-deadline", ["note": "work in flight was cancelled; it will be decided again"])
+        case .failure(let error):
+            log.error("worker-failed", ["error": "\(error)"])
             return .failure
         }
         return .ok
@@ -177,14 +159,6 @@ extension RunCommand {
             }
         }
     }
-}
-
-/// The worker task's result, handed to the main thread.
-final class Outcome: @unchecked Sendable {
-    // @unchecked: written once by the worker task before it signals the semaphore the main
-    // thread waits on, read after.
-    private(set) var failure: String?
-    func fail(_ s: String) { failure = s }
 }
 
 /// SIGTERM, SIGINT and SIGHUP for the worker: blocked in every thread from the start of the

@@ -95,12 +95,6 @@ enum SendCommand: Command {
         }
     }
 
-    /// Whether `bot` has a message not decided yet.
-    static func hasPending(_ store: any ChatStore, bot: String) async throws -> Bool {
-        let position = try await store.position(bot: bot)
-        return try await !store.pending(bot: bot, after: position, limit: 1).messages.isEmpty
-    }
-
     /// Bot and system messages after `seq`, once they stop arriving for 300 ms (or after `timeout`).
     static func waitForAnswers(_ store: any BackendStore, conversation: String, after seq: Int64,
                                timeout: Duration = .seconds(5)) async throws -> [StoredMessage] {

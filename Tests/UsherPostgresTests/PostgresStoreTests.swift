@@ -448,7 +448,7 @@ struct PostgresStoreTests {
     }
 
     /// The cursor's walk starts at the lowest point the live workers of the bot's group report
-    /// (`ChatStore.progress`) — only when each reported one and their shares split the
+    /// (`SharedStore.progress`) — only when each reported one and their shares split the
     /// conversations between them; else it walks from the cursor as before.
     @Test func theCursorMovesOnTheWorkersWordWhenTheirSharesCoverEverything() async throws {
         let url = try await TestDB.server.createDatabase()

@@ -46,17 +46,6 @@ func withWorker(_ store: any ChatStore, _ bots: [BotRuntime], id: String = "w1",
     try await task.value
 }
 
-/// Polls until `condition` holds (or fails the test after `timeout`).
-func eventually(_ what: String, timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
-                _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    Issue.record("timed out waiting for: \(what)", sourceLocation: sourceLocation)
-}
-
 /// A worker (idle wait 20 ms) whose agent notifications, merged in `window` seconds, are handed to
 /// `deliver` — what the notification tests watch.
 func notifyingWorker(_ store: any ChatStore, _ bot: BotRuntime, id: String = "w", window: Double,

@@ -191,7 +191,7 @@ struct PostgresWorkerTests {
     }
 
     /// The worker reads only when a NOTIFY names a message above what its last read covered,
-    /// or a backlog written before it listened is not read through yet (`ChatStore.notified`).
+    /// or a backlog written before it listened is not read through yet (`SignallingStore.notified`).
     /// A backlog waits when the worker starts (read in batches of 16: each read is full, and
     /// skips the conversations in flight), and must be done without any NOTIFY; then messages
     /// arrive one by one, a few milliseconds
