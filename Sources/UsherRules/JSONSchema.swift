@@ -1,3 +1,4 @@
+import UsherJSON
 /// A JSON Schema (draft-07), or a part of one, as a JSON value whose objects keep the order they
 /// were written in, so the generated files read like hand-written ones (`$schema` and `title`
 /// first, a property's `description` before its details).
@@ -72,23 +73,11 @@ public indirect enum JSONSchema: Sendable, Equatable {
         }
     }
 
-    /// RFC 8259 string escaping; a readable document, not a hot path.
+    /// A string as the project's JSON writer quotes it (UsherJSON).
     private static func quote(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+        var writer = JSONWriter(capacity: s.utf8.count + 2)
+        writer.string(s)
+        out += String(decoding: writer.bytes, as: UTF8.self)
     }
 }
 

@@ -52,7 +52,7 @@ public struct SharedSchedule: Sendable {
     }
 
     public enum Action: Sendable, Equatable {
-        /// Give up the leases of this bot's conversations but `keeping`; tell `released()`.
+        /// Give up the leases of this bot's conversations but `keeping`.
         case release(keeping: Set<String>)
         /// Claim and read the next batch after `after` in `share`, leaving out `skipping`; tell
         /// `read(_:generation:now:)`. Unless `unlessCovered` is given and the store's signals
@@ -77,10 +77,10 @@ public struct SharedSchedule: Sendable {
         /// `timeout`; tell `signalled()` for the first, or the child's result.
         case awaitSignalOrChild(generation: UInt64?, timeout: Duration)
         /// A write committed nothing (all it held waits on an earlier message): wait for the
-        /// store to change after `after`, at most `timeout`, instead of spinning; tell `waited()`.
+        /// store to change after `after`, at most `timeout`, instead of spinning.
         case waitForChanges(after: Int64, timeout: Duration)
         /// Caught up: wait for new messages after `after` (or, `signalGeneration` given, for the
-        /// store's next signal), at most `timeout`; tell `waited()`.
+        /// store's next signal), at most `timeout`.
         case idle(after: Int64, timeout: Duration, signalGeneration: UInt64?)
         /// Stopped: every write and move done.
         case stopped
@@ -339,16 +339,10 @@ public struct SharedSchedule: Sendable {
     /// `.awaitSignalOrChild` woke for a new message: read.
     public mutating func signalled() { phase = .top }
 
-    /// A `.waitForChanges` or `.idle` ended.
-    public mutating func waited() { if phase == .stalled { phase = .top } }
-
     /// `.prepare` is done.
     public mutating func prepared(_ id: Int) {
         if case .batch(id, false) = phase { phase = .batch(id: id, prepared: true) }
     }
-
-    /// `.release` is done.
-    public mutating func released() {}
 
     /// Batch `id` was written: whether it committed anything, and whether it left a message
     /// unfinished.

@@ -53,7 +53,6 @@ extension Worker {
                     switch schedule.next(now: uptime(), share: currentShare(bot)) {
                     case let .release(keeping):
                         try await release(bot, shared, keeping: keeping)
-                        schedule.released()
                     case let .read(after, skipping, share, unlessCovered):
                         let generation = signalling?.changeSignal?.generation
                         if let covered = unlessCovered, signalling?.notified(since: covered.since)?.covered(by: covered.through) == true {
@@ -102,7 +101,6 @@ extension Worker {
                         if woke == 0 || woke == nil { try await collect() } else { schedule.signalled() }
                     case let .waitForChanges(after, timeout):
                         try await shared.waitForChanges(after: after, timeout: timeout)
-                        schedule.waited()
                     case let .idle(after, timeout, signalGeneration):
                         if !reportedReady, schedule.hasCaughtUp {
                             reportedReady = true
@@ -114,7 +112,6 @@ extension Worker {
                         } else {
                             try await waitUnlessStopped(timeout: timeout, bot) { try await shared.waitForChanges(after: after, timeout: timeout) }
                         }
-                        schedule.waited()
                     case .stopped:
                         return
                     }

@@ -46,13 +46,14 @@ enum Stores {
             throw UsageError("unknown store '\(StoreURL.redacted(url))'; use " + adapters.map(\.form).joined(separator: ", "))
         }
         var options: [String: String] = [:]
-        for name in optionNames {
-            guard let value = arguments.value(name) else { continue }
-            guard let owner = adapters.first(where: { $0.options.contains { $0.name == name } }), owner.schemes == adapter.schemes else {
-                let owner = adapters.first { $0.options.contains { $0.name == name } }
-                throw UsageError("\(name) applies to \(owner?.form ?? "other") stores only")
+        for other in adapters {
+            for option in other.options {
+                guard let value = arguments.value(option.name) else { continue }
+                guard other.schemes == adapter.schemes else {
+                    throw UsageError("\(option.name) applies to \(other.form) stores only")
+                }
+                options[option.name] = value
             }
-            options[name] = value
         }
         let request = StoreRequest(url: url, options: options, mustExist: mustExist, warn: warn)
         let opened = awaiting { try await adapter.open(request) }

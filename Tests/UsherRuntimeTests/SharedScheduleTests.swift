@@ -64,7 +64,6 @@ struct SharedScheduleTests {
         s.readAgain(Self.intake([], through: 3), latest: 9, now: .zero)
         #expect(s.next(now: .zero, share: .all) == .idle(after: 9, timeout: .milliseconds(500), signalGeneration: nil))
         #expect(s.hasCaughtUp)
-        s.waited()
         guard case .read = s.next(now: .milliseconds(500), share: .all) else { Issue.record("no read after the idle"); return }
     }
 
@@ -123,7 +122,6 @@ struct SharedScheduleTests {
         let id = try #require(Self.readAndWrite(&s, [Self.m(3, "a")], through: 3))
         let half = Share(index: 0, count: 2)
         #expect(s.next(now: .zero, share: half) == .release(keeping: ["a"]))
-        s.released()
         #expect(s.next(now: .zero, share: half) == .read(after: 2, skipping: ["a": 3], share: half, unlessCovered: nil))
         s.read(Self.intake([], through: 3), generation: 1, now: .zero)
         s.written(id, progress: false, unfinished: false, now: .zero)
@@ -156,7 +154,6 @@ struct SharedScheduleTests {
         _ = s.next(now: .milliseconds(600), share: .all)
         s.readAgain(Self.intake([], through: 9), latest: 9, now: .milliseconds(600))
         _ = s.next(now: .milliseconds(600), share: .all)   // idle
-        s.waited()
         #expect(s.next(now: .seconds(1), share: .all) == .read(after: 3, skipping: [:], share: .all, unlessCovered: nil))
         #expect(s.takeRescans() == 1)
     }
