@@ -1,5 +1,5 @@
 public import Foundation
-public import UsherEngine
+import UsherEngine
 
 /// What a backend or the CLI does with a store (`usher send`, `usher chat`, `usher inbox`, tests):
 /// write messages as a chat app would, read them back. Not used by the worker; a store that is

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import UsherEngine
 
 /// The store contract every adapter implements (DESIGN.md §7): what the worker needs to answer

@@ -1,5 +1,5 @@
-public import Foundation
-public import UsherEngine
+import Foundation
+import UsherEngine
 
 /// A store that keeps the agent notifications commits raise (`Commit.notifications`), in order,
 /// for the worker to deliver (`Worker.Options.deliver`, the log). Without it notifications are

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A store whose inbound messages carry one store-wide sequence number (`StoredMessage.seq`),
 /// committed in order or with holes it can tell: SQLite and PostgreSQL. Its positions are

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A store that learns when something was written (a NOTIFY, a commit by this process on the
 /// same file), so that the worker waits for that instead of polling.
