@@ -17,8 +17,8 @@ SWIFT ?= swift
 # System libraries, as pkg-config names them, and the Debian packages that provide them.
 # PostgreSQL: libpq to build; the server binaries (initdb, pg_ctl, postgres) only for the tests,
 # which start a throwaway server of their own (no system service is used).
-PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib sqlite3 libmicrohttpd libpq
-APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libpq-dev sqlite3 python3 pkg-config
+PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib sqlite3 libmicrohttpd libpq libcurl libcrypto
+APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libpq-dev libcurl4-openssl-dev libssl-dev sqlite3 python3 pkg-config
 TEST_APT_PACKAGES := postgresql postgresql-client openssl
 
 # Fuzzing: seconds per harness, seed inputs (checked in) and where new inputs and

@@ -114,5 +114,19 @@ let package = Package(
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
                                                      "UsherPostgresTestServer", "UsherTestSupport", "UsherRuntime"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
+
+        // HTTP for the adapters and connectors that talk to services (Firestore, webhooks): one
+        // client over libcurl, Google service-account tokens signed with libcrypto, and a loopback
+        // HTTP server the tests of both answer requests with (test support, not product).
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+        .target(name: "UsherHTTP", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "UsherGoogleAuth", dependencies: ["UsherHTTP", "COpenSSL", "UsherJSON"], swiftSettings: strict),
+        .target(name: "UsherHTTPTestServer", path: "Tests/Support/UsherHTTPTestServer", swiftSettings: strict),
+        .testTarget(name: "UsherHTTPTests", dependencies: ["UsherHTTP", "UsherHTTPTestServer", "UsherTestSupport"]),
+        .testTarget(name: "UsherGoogleAuthTests",
+                    dependencies: ["UsherGoogleAuth", "UsherHTTP", "UsherHTTPTestServer", "UsherJSON", "COpenSSL"]),
     ]
 )
