@@ -1,1 +1,0 @@
-// placeholder while building
