@@ -12,11 +12,15 @@ import UsherJSON
 ///
 /// Not exercised against Google's real token endpoint here; tested against a local endpoint
 /// with a key generated in the test.
-public final class AccessTokenSource: Sendable {
+public final class AccessTokenSource: @unchecked Sendable {
+    // @unchecked: `state` is touched only while `lock` (a pthread mutex, which ThreadSanitizer
+    // follows, unlike `Mutex`'s slow path) is held; everything else is immutable.
+
     /// A token expiring within this many seconds is exchanged again before it is used.
     public static let refreshMargin: TimeInterval = 300
 
-    private typealias Waiter = CheckedContinuation<String, any Error>
+    /// A caller waiting for another's exchange: resumed with its token, or nil to look again.
+    private typealias Waiter = CheckedContinuation<String?, any Error>
 
     private struct State {
         var token: String?
@@ -29,7 +33,8 @@ public final class AccessTokenSource: Sendable {
     private let scope: String
     private let client: HTTPClient
     private let now: @Sendable () -> Date
-    private let state: StateBox<State>
+    private let lock = NSLock()
+    private var state = State()
 
     /// Tokens for `key` with `scope` (Firestore: `https://www.googleapis.com/auth/datastore`),
     /// exchanged through `client`; `now` is the clock (tests pass their own).
@@ -39,70 +44,61 @@ public final class AccessTokenSource: Sendable {
         self.scope = scope
         self.client = client
         self.now = now
-        state = StateBox(State())
     }
 
     /// An access token valid for at least `refreshMargin` more seconds: the cached one, or a
     /// fresh one from the token endpoint. Throws `GoogleAuthError`.
     public func token() async throws -> String {
         enum Next { case cached(String), join, exchange(Date) }
-        let next: Next = state.withLock { s in
-            let time = now()
-            if let token = s.token, s.expires.timeIntervalSince(time) > Self.refreshMargin { return .cached(token) }
-            if s.waiters != nil { return .join }
-            s.waiters = []
-            return .exchange(time)
-        }
-        switch next {
-        case let .cached(token):
-            return token
-        case .join:
-            return try await withCheckedThrowingContinuation { (waiter: Waiter) in
-                // Still running: only the exchanging caller ends it, under this lock, and it
-                // resumes every waiter it finds.
-                let joined = state.withLock { s -> Bool in
-                    guard s.waiters != nil else { return false }
-                    s.waiters!.append(waiter)
-                    return true
-                }
-                if !joined { resumeAfterMissedExchange(waiter) }
+        while true {
+            let next: Next = withState { s in
+                let time = now()
+                if let token = s.token, s.expires.timeIntervalSince(time) > Self.refreshMargin { return .cached(token) }
+                if s.waiters != nil { return .join }
+                s.waiters = []
+                return .exchange(time)
             }
-        case let .exchange(issuedAt):
-            let result: Result<(String, Date), any Error>
-            do { result = .success(try await exchange(issuedAt: issuedAt)) } catch { result = .failure(error) }
-            let waiters = state.withLock { s -> [Waiter] in
-                if case let .success((token, expires)) = result {
-                    s.token = token
-                    s.expires = expires
+            switch next {
+            case let .cached(token):
+                return token
+            case .join:
+                let token = try await withCheckedThrowingContinuation { (waiter: Waiter) in
+                    let joined = withState { s -> Bool in
+                        guard s.waiters != nil else { return false }
+                        s.waiters!.append(waiter)
+                        return true
+                    }
+                    // The exchange ended between the two locks: look again.
+                    if !joined { waiter.resume(returning: nil) }
                 }
-                defer { s.waiters = nil }
-                return s.waiters ?? []
+                if let token { return token }
+            case let .exchange(issuedAt):
+                let result: Result<(String, Date), any Error>
+                do { result = .success(try await exchange(issuedAt: issuedAt)) } catch { result = .failure(error) }
+                let waiters = withState { s -> [Waiter] in
+                    if case let .success((token, expires)) = result {
+                        s.token = token
+                        s.expires = expires
+                    }
+                    defer { s.waiters = nil }
+                    return s.waiters ?? []
+                }
+                for waiter in waiters { waiter.resume(with: result.map { Optional($0.0) }) }
+                return try result.get().0
             }
-            for waiter in waiters { waiter.resume(with: result.map(\.0)) }
-            return try result.get().0
         }
     }
 
-    /// A caller that meant to wait found the exchange already over: it asks again, without
-    /// blocking the continuation's closure.
-    private func resumeAfterMissedExchange(_ waiter: Waiter) {
-        let cached: String? = state.withLock { s in
-            guard let token = s.token, s.expires.timeIntervalSince(now()) > Self.refreshMargin else { return nil }
-            return token
-        }
-        if let cached {
-            waiter.resume(returning: cached)
-        } else {
-            // The exchange it meant to wait for failed, or its token was invalidated already.
-            waiter.resume(throwing: GoogleAuthError("token-exchange-failed",
-                                                    "the access token exchange this call waited for did not leave a token; try again"))
-        }
+    private func withState<T>(_ body: (inout State) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
     }
 
     /// Forgets the cached token, so that the next `token()` exchanges a fresh one: for a 401
     /// from the API (a token revoked, or the key's permissions changed).
     public func invalidate() {
-        state.withLock { s in
+        withState { s in
             s.token = nil
             s.expires = .distantPast
         }
@@ -144,19 +140,5 @@ public final class AccessTokenSource: Sendable {
         }
         // Counted from when the JWT was made, before the round trip: never later than Google's.
         return (token, issuedAt.addingTimeInterval(lifetime))
-    }
-}
-
-/// `AccessTokenSource`'s state behind a pthread mutex (`NSLock`: ThreadSanitizer follows it,
-/// where it misses `Mutex`'s slow path).
-private final class StateBox<Value>: @unchecked Sendable {
-    // @unchecked: `value` is touched only while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }
