@@ -88,25 +88,36 @@ private final class TokenEndpoint: Sendable {
     }
 }
 
-/// A token source for a key whose `token_uri` is `endpoint`'s.
-private func source(_ endpoint: TokenEndpoint, _ clock: TestClock, _ client: HTTPClient) throws -> AccessTokenSource {
-    let key = try ServiceAccountKey(json: keyFileJSON(pem: TestKeyPair.rsa.privatePEM, tokenURI: endpoint.tokenURI),
-                                    source: "test-key.json")
-    return AccessTokenSource(key: key, scope: "https://www.googleapis.com/auth/datastore", client: client, now: clock.now)
+/// A test clock, a token endpoint, a client and a token source for a key whose `token_uri` is
+/// the endpoint's.
+private struct Fixture {
+    let clock = TestClock()
+    let endpoint: TokenEndpoint
+    let client = HTTPClient()
+    let tokens: AccessTokenSource
+
+    init(answer: TokenEndpoint.Answer = .token(lifetime: 3599)) throws {
+        endpoint = try TokenEndpoint(clock: clock)
+        endpoint.answer(with: answer)
+        let key = try ServiceAccountKey(json: keyFileJSON(pem: TestKeyPair.rsa.privatePEM, tokenURI: endpoint.tokenURI),
+                                        source: "test-key.json")
+        tokens = AccessTokenSource(key: key, scope: "https://www.googleapis.com/auth/datastore", client: client, now: clock.now)
+    }
+
+    func close() {
+        client.close()
+        endpoint.close()
+    }
 }
 
 @Suite struct AccessTokenSourceTests {
     @Test func exchangesOnceThenUsesTheCachedToken() async throws {
-        let clock = TestClock()
-        let endpoint = try TokenEndpoint(clock: clock)
-        defer { endpoint.close() }
-        let client = HTTPClient()
-        defer { client.close() }
-        let tokens = try source(endpoint, clock, client)
-        #expect(try await tokens.token() == "token-1")
-        clock.advance(60)
-        #expect(try await tokens.token() == "token-1")
-        let exchanges = endpoint.exchanges
+        let f = try Fixture()
+        defer { f.close() }
+        #expect(try await f.tokens.token() == "token-1")
+        f.clock.advance(60)
+        #expect(try await f.tokens.token() == "token-1")
+        let exchanges = f.endpoint.exchanges
         try #require(exchanges.count == 1)
         #expect(exchanges[0].contentType == "application/x-www-form-urlencoded")
         #expect(exchanges[0].grantType == "urn:ietf:params:oauth:grant-type:jwt-bearer")
@@ -114,73 +125,55 @@ private func source(_ endpoint: TokenEndpoint, _ clock: TestClock, _ client: HTT
     }
 
     @Test func refreshesFiveMinutesBeforeExpiry() async throws {
-        let clock = TestClock()
-        let endpoint = try TokenEndpoint(clock: clock)
-        defer { endpoint.close() }
-        let client = HTTPClient()
-        defer { client.close() }
-        let tokens = try source(endpoint, clock, client)
-        #expect(try await tokens.token() == "token-1")
+        let f = try Fixture()
+        defer { f.close() }
+        #expect(try await f.tokens.token() == "token-1")
         // Expires at +3599 s: kept while more than 300 s are left.
-        clock.advance(3599 - 301)
-        #expect(try await tokens.token() == "token-1")
-        clock.advance(2)
-        #expect(try await tokens.token() == "token-2")
-        #expect(endpoint.exchanges.map(\.issuedAt) == ["1800000000", "\(1_800_000_000 + 3599 - 299)"])
+        f.clock.advance(3599 - 301)
+        #expect(try await f.tokens.token() == "token-1")
+        f.clock.advance(2)
+        #expect(try await f.tokens.token() == "token-2")
+        #expect(f.endpoint.exchanges.map(\.issuedAt) == ["1800000000", "\(1_800_000_000 + 3599 - 299)"])
         // The fresh token's own expiry counts from its exchange.
-        clock.advance(3599 - 301)
-        #expect(try await tokens.token() == "token-2")
-        #expect(endpoint.exchanges.count == 2)
+        f.clock.advance(3599 - 301)
+        #expect(try await f.tokens.token() == "token-2")
+        #expect(f.endpoint.exchanges.count == 2)
     }
 
     /// Twenty callers with no token: one exchange. The endpoint answers only once the clock has
     /// been read twenty times — once by each caller as it enters `token()`, so all of them came
     /// while the exchange ran.
     @Test func concurrentCallersShareOneExchange() async throws {
-        let clock = TestClock()
-        let endpoint = try TokenEndpoint(clock: clock)
-        defer { endpoint.close() }
-        endpoint.answer(with: .tokenAfterReads(20))
-        let client = HTTPClient()
-        defer { client.close() }
-        let tokens = try source(endpoint, clock, client)
+        let f = try Fixture(answer: .tokenAfterReads(20))
+        defer { f.close() }
         let got = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<20 { group.addTask { try await tokens.token() } }
+            for _ in 0..<20 { group.addTask { try await f.tokens.token() } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(got == Array(repeating: "token-1", count: 20))
-        #expect(endpoint.exchanges.count == 1)
+        #expect(f.endpoint.exchanges.count == 1)
     }
 
     @Test func invalidateExchangesAgain() async throws {
-        let clock = TestClock()
-        let endpoint = try TokenEndpoint(clock: clock)
-        defer { endpoint.close() }
-        let client = HTTPClient()
-        defer { client.close() }
-        let tokens = try source(endpoint, clock, client)
-        #expect(try await tokens.token() == "token-1")
-        tokens.invalidate()
-        #expect(try await tokens.token() == "token-2")
-        #expect(try await tokens.token() == "token-2")
+        let f = try Fixture()
+        defer { f.close() }
+        #expect(try await f.tokens.token() == "token-1")
+        f.tokens.invalidate()
+        #expect(try await f.tokens.token() == "token-2")
+        #expect(try await f.tokens.token() == "token-2")
     }
 
     @Test func refusedExchangeNamesStatusAndGooglesError() async throws {
-        let clock = TestClock()
-        let endpoint = try TokenEndpoint(clock: clock)
-        defer { endpoint.close() }
-        endpoint.answer(with: .raw(status: 400, body: "{\"error\":\"invalid_grant\",\"error_description\":\"Invalid JWT Signature.\"}"))
-        let client = HTTPClient()
-        defer { client.close() }
-        let tokens = try source(endpoint, clock, client)
-        let error = await #expect(throws: GoogleAuthError.self) { try await tokens.token() }
+        let f = try Fixture(answer: .raw(status: 400, body: "{\"error\":\"invalid_grant\",\"error_description\":\"Invalid JWT Signature.\"}"))
+        defer { f.close() }
+        let error = await #expect(throws: GoogleAuthError.self) { try await f.tokens.token() }
         #expect(error?.code == "token-exchange-failed")
         #expect(error?.status == 400)
         #expect(error?.message.contains("400 invalid_grant: Invalid JWT Signature.") == true, "\(error?.message ?? "")")
-        #expect(error?.message.contains(endpoint.tokenURI) == true)
+        #expect(error?.message.contains(f.endpoint.tokenURI) == true)
         // Not cached: the next call tries again.
-        endpoint.answer(with: .token(lifetime: 3599))
-        #expect(try await tokens.token() == "token-2")
+        f.endpoint.answer(with: .token(lifetime: 3599))
+        #expect(try await f.tokens.token() == "token-2")
     }
 
     @Test(arguments: [
@@ -189,25 +182,19 @@ private func source(_ endpoint: TokenEndpoint, _ clock: TestClock, _ client: HTT
         (200, "{\"access_token\":\"t\",\"expires_in\":\"soon\"}", "bad-token-response", "'expires_in'"),
     ])
     func oddAnswers(status: Int, body: String, code: String, words: String) async throws {
-        let clock = TestClock()
-        let endpoint = try TokenEndpoint(clock: clock)
-        defer { endpoint.close() }
-        endpoint.answer(with: .raw(status: status, body: body))
-        let client = HTTPClient()
-        defer { client.close() }
-        let error = await #expect(throws: GoogleAuthError.self) { try await source(endpoint, clock, client).token() }
+        let f = try Fixture(answer: .raw(status: status, body: body))
+        defer { f.close() }
+        let error = await #expect(throws: GoogleAuthError.self) { try await f.tokens.token() }
         #expect(error?.code == code)
         #expect(error?.message.contains(words) == true, "\(error?.message ?? "")")
     }
 
     @Test func unreachableEndpoint() async throws {
-        let clock = TestClock()
-        let endpoint = try TokenEndpoint(clock: clock)
+        let f = try Fixture()
+        defer { f.close() }
         // Closed: its port refuses connections.
-        endpoint.close()
-        let client = HTTPClient()
-        defer { client.close() }
-        let error = await #expect(throws: GoogleAuthError.self) { try await source(endpoint, clock, client).token() }
+        f.endpoint.close()
+        let error = await #expect(throws: GoogleAuthError.self) { try await f.tokens.token() }
         #expect(error?.code == "token-endpoint-unreachable")
         #expect(error?.httpError?.kind == .cannotConnect)
     }
