@@ -93,7 +93,8 @@ run: deps build
 SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests)\. \
   |^UsherRuntimeTests\.(WorkerTests|HTTPTests|NotificationDeliveryTests|SlowWriteTests|LateNotificationTests)/ \
   |^UsherStoreTests\.ChangeSignalTests/ \
-  |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests)/
+  |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests)/ \
+  |^UsherHTTPTests\.HTTPClientWaitTests/
 empty :=
 SYSTEM_FILTER := $(subst $(empty) $(empty),,$(strip $(SYSTEM_TESTS)))
 # `make test` builds once, then runs both groups without building again.

@@ -127,17 +127,6 @@ private func echo(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.R
         #expect(!message.contains("secret") && !message.contains("pw") && !message.contains("/path"), "\(message)")
     }
 
-    @Test func unknownHostCannotConnect() async throws {
-        let client = HTTPClient()
-        defer { client.close() }
-        // `.invalid` never resolves (RFC 6761), here or anywhere.
-        let error = await #expect(throws: HTTPError.self) {
-            try await client.send(HTTPRequest(url: "http://no-such-host.invalid:8080/x"))
-        }
-        #expect(error?.kind == .cannotConnect)
-        #expect(error?.message.contains("no-such-host.invalid:8080") == true)
-    }
-
     @Test func malformedURLFails() async throws {
         let client = HTTPClient()
         defer { client.close() }
