@@ -71,6 +71,14 @@ test-deps:
 	  echo "    sudo apt-get install -y $(TEST_APT_PACKAGES)" >&2; \
 	  exit 1; \
 	fi
+	@# The Firestore tests start Google's emulator (a JVM) themselves; it comes with the machine
+	@# (google-cloud-cli-firestore-emulator and Java 17), not from Debian's archive.
+	@if ls /usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
+	  echo "    ok: the Firestore emulator and $$(java -version 2>&1 | head -1)"; \
+	else \
+	  echo "error: the Firestore tests need Google's Firestore emulator and Java 17: install google-cloud-cli-firestore-emulator (Google's apt repository) and openjdk-17-jre-headless" >&2; \
+	  exit 1; \
+	fi
 
 build: deps
 	$(SWIFT) build -c release --product usher
@@ -90,7 +98,7 @@ run: deps build
 # running beside them on a 2-core machine would skew.
 # Measured 2026-12-05 on the 2-core machine, fresh clone: build 85-92 s, then unit 3-4 s (6 s with
 # two other processes spinning on the cores), system 131-161 s; `make test` about 4 minutes.
-SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests)\. \
+SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests|UsherFirestoreTests)\. \
   |^UsherRuntimeTests\.(WorkerTests|HTTPTests|NotificationDeliveryTests|SlowWriteTests|LateNotificationTests)/ \
   |^UsherStoreTests\.ChangeSignalTests/ \
   |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests)/ \

@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "usher",
                           dependencies: ["UsherEngine", "UsherRules", "UsherDiagnostics", "UsherYAML", "UsherTranscripts",
                                          "UsherStore", "UsherRuntime", "UsherSQLite", "UsherStdio", "UsherSQLMapping",
-                                         "UsherPostgres"],
+                                         "UsherPostgres", "UsherFirestore"],
                           swiftSettings: strict),
         // libFuzzer harnesses: built only with `swift build --sanitize=fuzzer --product …`.
         .executableTarget(name: "FuzzYAML", dependencies: ["UsherRules", "UsherYAML"],
@@ -128,5 +128,16 @@ let package = Package(
         .testTarget(name: "UsherHTTPTests", dependencies: ["UsherHTTP", "UsherHTTPTestServer", "UsherTestSupport"]),
         .testTarget(name: "UsherGoogleAuthTests",
                     dependencies: ["UsherGoogleAuth", "UsherHTTP", "UsherHTTPTestServer", "UsherJSON", "COpenSSL"]),
+
+        // Firestore, the seed's own backend: an adapter over the REST API v1; Google's emulator
+        // (a JVM on a loopback port) for its tests.
+        .target(name: "UsherFirestore",
+                dependencies: ["UsherStore", "UsherEngine", "UsherJSON", "UsherHTTP", "UsherGoogleAuth", "UsherYAML", "UsherDiagnostics"],
+                swiftSettings: strict),
+        .target(name: "UsherFirestoreTestServer", dependencies: ["UsherHTTP"], path: "Tests/Support/UsherFirestoreTestServer",
+                swiftSettings: strict),
+        .testTarget(name: "UsherFirestoreTests",
+                    dependencies: ["UsherFirestore", "UsherFirestoreTestServer", "UsherStoreTestKit", "UsherStore", "UsherEngine",
+                                   "UsherTestSupport", "UsherRuntime", "UsherRules"]),
     ]
 )

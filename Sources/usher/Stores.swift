@@ -1,3 +1,4 @@
+import UsherFirestore
 import UsherPostgres
 import UsherSQLite
 import UsherStdio
@@ -11,6 +12,7 @@ enum Stores {
         SQLiteStore.adapter,
         PostgresStore.adapter,
         StdioStore.adapter,
+        FirestoreStore.adapter,
     ]
 
     static let `default` = "sqlite:usher.db"
@@ -47,10 +49,12 @@ enum Stores {
         }
         var options: [String: String] = [:]
         for other in adapters {
-            for option in other.options {
+            // An option several adapters read (`--mapping`) is the opened adapter's own.
+            for option in other.options where other.schemes == adapter.schemes || !adapter.options.contains(where: { $0.name == option.name }) {
                 guard let value = arguments.value(option.name) else { continue }
                 guard other.schemes == adapter.schemes else {
-                    throw UsageError("\(option.name) applies to \(other.form) stores only")
+                    let forms = adapters.filter { $0.options.contains { $0.name == option.name } }.map(\.form)
+                    throw UsageError("\(option.name) applies to \(forms.joined(separator: " and ")) stores only")
                 }
                 options[option.name] = value
             }

@@ -10,15 +10,6 @@ import UsherTestSupport
 let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let seedMessage = "Thanks for your question! We're connecting you to a support agent now."
 
-/// A bot folder in a temporary directory, so tests can break and fix its files.
-func temporaryBot(_ rules: String) throws -> URL {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-bot-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    try Data("bot: temp\nname: Temp\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot.yaml"))
-    try Data(rules.utf8).write(to: dir.appendingPathComponent("rules.yaml"))
-    return dir
-}
-
 /// A SQLite store in a temporary file: for the tests of what the worker does with a store's
 /// capabilities (leases, notifications, the agents' inbox) beyond the core `InMemoryStore` has.
 func sqliteStore() async throws -> SQLiteStore {

@@ -331,7 +331,7 @@ public struct ConformanceSuite: Sendable {
         expect(try await s.store.position(bot: bot) == .start, "a new bot's position is the start")
         let page = try await s.store.pending(bot: bot, after: .start, limit: 2)
         expect(page.messages.map(\.id) == [a.id, b.id], "the first page: \(page.messages.map(\.text))")
-        _ = try await customer(s, "a", "3")
+        _ = try await customer(s, "a", "3", at: Self.t0.addingTimeInterval(1))
         _ = try await commit(s.store, a, reply: "x")
         _ = try await commit(s.store, b, reply: "y")
         try await s.store.move(bot: bot, to: page.end)

@@ -35,3 +35,12 @@ public enum TestBot {
         return (dir, try BotRuntime(path: dir.appendingPathComponent("bot").path))
     }
 }
+
+/// A bot folder (bot id `temp`) in a temporary directory, so tests can break and fix its files.
+public func temporaryBot(_ rules: String) throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-bot-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    try Data("bot: temp\nname: Temp\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot.yaml"))
+    try Data(rules.utf8).write(to: dir.appendingPathComponent("rules.yaml"))
+    return dir
+}
