@@ -51,6 +51,8 @@ extension FirestoreStore {
                              + "GOOGLE_APPLICATION_CREDENTIALS=KEY.json (a service account key) in the environment")
         }
         let worker = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max) % 100_000)"
+        var options = options
+        options.leases = options.leases && request.worker
         let store = FirestoreStore(rest: rest, layout: layout, worker: worker, options: options)
         // One read now: a server that is not there is said at once (`usher run` waits for it).
         _ = try await store.position(bot: "_")

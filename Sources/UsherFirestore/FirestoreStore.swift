@@ -38,6 +38,10 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         /// Polling while waiting for changes: from `minPoll` after activity, doubling to `maxPoll`.
         public var minPoll: Duration = .milliseconds(10)
         public var maxPoll: Duration = .milliseconds(500)
+        /// Whether this store is a worker's, taking part in the lease documents: reads then
+        /// return only conversations it holds or can claim. Off for the CLI's reads (`usher send
+        /// --wait` asking what is pending must not claim what the worker is to answer).
+        public var leases = true
         public init() {}
     }
 
@@ -263,13 +267,18 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         var conversations: [String] = []
         var seen = Set<String>()
         for (m, _) in found where seen.insert(m.conversationID).inserted { conversations.append(m.conversationID) }
+        var snapshots: [String: Snapshot] = [:]
         let now = Date()
+        guard options.leases else {
+            snapshots = try await self.snapshots(bot: bot, conversations)
+            memory.withLock { m in for (c, s) in snapshots { m.read[bot + "/" + c] = s } }
+            return keep(found, snapshots: snapshots) { _ in true }
+        }
         let renewBefore = now.addingTimeInterval(options.lease.seconds / 2)
         let unheld = memory.withLock { m in conversations.filter { (m.leases[bot + "/" + $0] ?? .distantPast) < renewBefore } }
         var names = conversations.flatMap { [rest.name(statePath(bot, $0)), rest.name(conversationPath($0))] }
         names += unheld.map { rest.name(leasePath(bot, $0)) }
         let docs = try await call { try await self.rest.batchGet(names) }
-        var snapshots: [String: Snapshot] = [:]
         for (i, c) in conversations.enumerated() { snapshots[c] = Snapshot(state: docs[2 * i], conversation: docs[2 * i + 1]) }
         memory.withLock { m in for (c, s) in snapshots { m.read[bot + "/" + c] = s } }
 
@@ -289,9 +298,15 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             for (i, (c, _)) in claims.enumerated() where applied[i] { m.leases[bot + "/" + c] = until }
             return Set(conversations.filter { (m.leases[bot + "/" + $0] ?? .distantPast) > now })
         }
-        return found.compactMap { (m, p) in
+        return keep(found, snapshots: snapshots) { held.contains($0) }
+    }
+
+    /// The messages of `found` not done, of the conversations `held` says, with their
+    /// conversation's channel and locale.
+    func keep(_ found: [(StoredMessage, Position)], snapshots: [String: Snapshot], held: (String) -> Bool) -> [StoredMessage] {
+        found.compactMap { (m, p) in
             let snapshot = snapshots[m.conversationID]
-            guard held.contains(m.conversationID), !isDone(m, p, in: snapshot?.state) else { return nil }
+            guard held(m.conversationID), !isDone(m, p, in: snapshot?.state) else { return nil }
             var m = m
             m.channel = layout.channel.flatMap { snapshot?.conversation?.fields[$0]?.string }
             m.locale = layout.locale.flatMap { snapshot?.conversation?.fields[$0]?.string }

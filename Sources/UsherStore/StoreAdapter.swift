@@ -53,15 +53,20 @@ public struct StoreRequest: Sendable {
     /// The command only reads (`usher inbox`): a store that does not exist yet is an error, not
     /// created empty at a mistyped path.
     public var mustExist: Bool
+    /// The store is opened to run a worker (`usher run`): a store that coordinates workers
+    /// (Firestore's lease documents) takes part only then, so that `usher send --wait` reading
+    /// what is pending claims nothing.
+    public var worker: Bool
     /// Where the store's own warnings go (a database server's notices): an event and its
     /// fields, for the worker's log. Nil: dropped.
     public var warn: (@Sendable (String, [(String, String)]) -> Void)?
 
-    public init(url: String, options: [String: String] = [:], mustExist: Bool = false,
+    public init(url: String, options: [String: String] = [:], mustExist: Bool = false, worker: Bool = false,
                 warn: (@Sendable (String, [(String, String)]) -> Void)? = nil) {
         self.url = url
         self.options = options
         self.mustExist = mustExist
+        self.worker = worker
         self.warn = warn
     }
 }

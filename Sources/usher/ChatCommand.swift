@@ -81,7 +81,7 @@ enum ChatCommand: Command {
                 }
                 let stored = try await store.append(message)
                 let decided = try await SendCommand.waitUntilDecided(store, bot: bot.id, message: stored)
-                let answers = try await SendCommand.waitForAnswers(store, conversation: conversation, after: stored.seq,
+                let answers = try await SendCommand.waitForAnswers(store, conversation: conversation, after: stored.id,
                                                                    timeout: decided ? .milliseconds(300) : .seconds(1))
                 for m in answers { Terminal.out(render(m, colour: colour, botName: botName) + "\n") }
                 let state = try await store.state(bot: bot.id, conversation: conversation)

@@ -148,7 +148,7 @@ extension RunCommand {
         var delay = 0.5
         while true {
             do {
-                return try Stores.open(url, a) { log.log(.warning, $0, pairs: $1) }
+                return try Stores.open(url, a, worker: true) { log.log(.warning, $0, pairs: $1) }
             } catch where error.serverNotUp {
                 log.warning("store-unreachable", ["store": StoreURL.redacted(url), "error": error.message, "retry_in": "\(delay)s"])
                 if let sig = SignalThread.wait(seconds: delay) {

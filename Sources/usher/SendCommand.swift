@@ -54,10 +54,11 @@ enum SendCommand: Command {
         let bot = a.value("--bot") ?? "support"
         return blocking(closing: store) {
             let stored = try await store.append(message)
-            Terminal.out(close ? "closed \(conversation)\n" : "sent \(stored.id) to \(conversation) (seq \(stored.seq))\n")
+            Terminal.out(close ? "closed \(conversation)\n"
+                         : "sent \(stored.id) to \(conversation)" + (stored.seq > 0 ? " (seq \(stored.seq))\n" : "\n"))
             guard wait else { return .ok }
             let decided = try await waitUntilDecided(store, bot: bot, message: stored)
-            let answers = try await waitForAnswers(store, conversation: conversation, after: stored.seq,
+            let answers = try await waitForAnswers(store, conversation: conversation, after: stored.id,
                                                    timeout: decided ? .milliseconds(300) : .seconds(1))
             for m in answers { Terminal.out(ChatCommand.render(m, colour: false) + "\n") }
             if answers.isEmpty {
@@ -95,14 +96,16 @@ enum SendCommand: Command {
         }
     }
 
-    /// Bot and system messages after `seq`, once they stop arriving for 300 ms (or after `timeout`).
-    static func waitForAnswers(_ store: any BackendStore, conversation: String, after seq: Int64,
+    /// Bot and system messages after the message `id` in the transcript, once they stop
+    /// arriving for 300 ms (or after `timeout`).
+    static func waitForAnswers(_ store: any BackendStore, conversation: String, after id: String,
                                timeout: Duration = .seconds(5)) async throws -> [StoredMessage] {
         let deadline = ContinuousClock.now + timeout
         var answers: [StoredMessage] = []
         var quietSince = ContinuousClock.now
         while ContinuousClock.now < deadline {
-            let now = try await store.transcript(conversation: conversation).filter { $0.seq > seq && ($0.from == .bot || $0.from == .system) }
+            let now = try await store.transcript(conversation: conversation).drop { $0.id != id }.dropFirst()
+                .filter { $0.from == .bot || $0.from == .system }
             if now.count != answers.count { answers = now; quietSince = ContinuousClock.now }
             if ContinuousClock.now - quietSince > .milliseconds(300) && (!answers.isEmpty || timeout <= .milliseconds(300)) { break }
             try await Task.sleep(for: .milliseconds(20))

@@ -41,8 +41,9 @@ enum Stores {
     /// Opens the store `url` names with the adapter whose scheme it has. A usage error for a
     /// URL no adapter opens, or an adapter's option given with another store; a failure (exit 1)
     /// when the store cannot be opened, exit 69 when its server is not up yet.
-    /// `mustExist`: the command only reads (see `StoreRequest.mustExist`).
-    static func open(_ url: String, _ arguments: Arguments, mustExist: Bool = false,
+    /// `mustExist`: the command only reads (see `StoreRequest.mustExist`); `worker`: `usher run`
+    /// (see `StoreRequest.worker`).
+    static func open(_ url: String, _ arguments: Arguments, mustExist: Bool = false, worker: Bool = false,
                      warn: (@Sendable (String, [(String, String)]) -> Void)? = nil) throws(UsageError) -> any ChatStore {
         guard let adapter = adapters.first(where: { $0.opens(url) }) else {
             throw UsageError("unknown store '\(StoreURL.redacted(url))'; use " + adapters.map(\.form).joined(separator: ", "))
@@ -59,7 +60,7 @@ enum Stores {
                 options[option.name] = value
             }
         }
-        let request = StoreRequest(url: url, options: options, mustExist: mustExist, warn: warn)
+        let request = StoreRequest(url: url, options: options, mustExist: mustExist, worker: worker, warn: warn)
         let opened = awaiting { try await adapter.open(request) }
         switch opened {
         case .success(let store):

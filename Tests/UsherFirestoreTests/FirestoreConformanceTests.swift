@@ -8,7 +8,7 @@ import UsherStoreTestKit
 /// A store on a project of its own in the test run's emulator.
 func openStore(_ project: String? = nil, layout: FirestoreLayout = .seed, options: FirestoreStore.Options = .init()) async throws -> FirestoreStore {
     let emulator = try await FirestoreEmulator.ready()
-    let store = try await FirestoreStore.open(StoreRequest(url: "firestore://" + (project ?? emulator.project())),
+    let store = try await FirestoreStore.open(StoreRequest(url: "firestore://" + (project ?? emulator.project()), worker: true),
                                               environment: ["FIRESTORE_EMULATOR_HOST": emulator.host], options: options)
     guard layout == .seed else { return FirestoreStore(rest: store.rest, layout: layout, worker: store.worker, options: options) }
     return store
