@@ -112,7 +112,8 @@ let package = Package(
                                                       "UsherTestSupport"]),
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
-                                                     "UsherPostgresTestServer", "UsherTestSupport", "UsherRuntime"]),
+                                                     "UsherPostgresTestServer", "UsherTestSupport", "UsherRuntime",
+                                                     "UsherFirestore", "UsherFirestoreTestServer"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
 
         // HTTP for the adapters and connectors that talk to services (Firestore, webhooks): one

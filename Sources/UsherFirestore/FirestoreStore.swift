@@ -32,7 +32,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
 
     public struct Options: Sendable {
         /// How long a claimed conversation stays this worker's without being renewed.
-        public var lease: Duration = .seconds(30)
+        public var lease: Duration = .seconds(10)
         /// How often a read also sweeps the look-back for late messages.
         public var sweepInterval: Duration = .seconds(5)
         /// Polling while waiting for changes: from `minPoll` after activity, doubling to `maxPoll`.
@@ -63,6 +63,8 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
     struct Snapshot: Sendable {
         var state: FirestoreDocument?
         var conversation: FirestoreDocument?
+        /// When it was read (or written): `states` takes it for 2 s, then reads again.
+        var at = ContinuousClock.now
     }
 
     init(rest: FirestoreREST, layout: FirestoreLayout, worker: String, options: Options = Options()) {
@@ -361,11 +363,13 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
     // MARK: States
 
     /// The states as the last read of their conversations found them (a page's read, or a
-    /// commit's write), else read now. A stale one costs a conflict at the commit, never a wrong write.
+    /// commit's write) within 2 s, else read now. A stale one costs a conflict at the commit,
+    /// never a wrong write.
     public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
         var found: [String: Snapshot] = memory.withLock { m in
             var out: [String: Snapshot] = [:]
-            for c in conversations { if let s = m.read[bot + "/" + c] { out[c] = s } }
+            let fresh = ContinuousClock.now - .seconds(2)
+            for c in conversations { if let s = m.read[bot + "/" + c], s.at > fresh { out[c] = s } }
             return out
         }
         let missing = conversations.filter { found[$0] == nil }
@@ -464,6 +468,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
                 // The documents as now written: the next commit of this conversation reads nothing.
                 let statePath = rest.name(self.statePath(c.bot, conversation))
                 var next = s
+                next.at = .now
                 for (i, w) in writes.enumerated() where i < times.count {
                     guard case let .update(name, _, _) = w.operation else { continue }
                     if name == statePath {

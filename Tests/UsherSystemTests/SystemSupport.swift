@@ -91,9 +91,10 @@ final class WorkerProcess: @unchecked Sendable {
         try self.init(bot: scratch.bot, store: "sqlite:\(scratch.db)", extra: extra)
     }
 
-    init(bot: String, store: String, extra: [String] = []) throws {
+    init(bot: String, store: String, extra: [String] = [], environment: [String: String] = [:]) throws {
         process.executableURL = try usherBinary()
         process.arguments = ["run", bot, "--store", store, "--log-level", "warning"] + extra
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()
