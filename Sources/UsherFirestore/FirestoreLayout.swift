@@ -113,8 +113,21 @@ extension FirestoreLayout {
     /// Reads and checks a Firestore mapping file: the layout when there are no errors, and every
     /// diagnostic (file, line, column, what to do), as `usher check` prints them.
     public static func load(path: String) -> (FirestoreLayout?, [Diagnostic]) {
+        let r = read(path: path)
+        return (r.layout, r.diagnostics)
+    }
+
+    /// `load(path:)`, with the file's text for quoting the diagnostics (`usher check`).
+    public static func read(path: String) -> (layout: FirestoreLayout?, diagnostics: [Diagnostic], source: SourceText?) {
         let (document, loaded) = YAMLLoader.loadFile(path: path)
-        return check(document, loaded)
+        let (layout, diagnostics) = check(document, loaded)
+        return (layout, diagnostics, document?.source)
+    }
+
+    /// What `usher check` says of a layout that loaded.
+    public var summary: String {
+        "messages in \(conversations)/*/\(messages) (\(senderType), \(content), \(time) as \(timeFormat.rawValue)), "
+            + "Usher's documents in \(usherCollection), look-back \(Int(lookback.seconds))s"
     }
 
     /// Checks a mapping file's text, as if read from `path`.

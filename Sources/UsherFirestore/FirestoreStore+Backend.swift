@@ -23,7 +23,8 @@ extension FirestoreStore {
             layout.content: .string(message.text),
             layout.time: layout.timeValue(message.at),
         ]
-        if let f = layout.senderID, let v = message.senderID { fields[f] = .string(v) }
+        // A layout whose role field is its sender field (`senderId`): a customer's own id says it.
+        if let f = layout.senderID, let v = message.senderID, f != layout.senderType || message.from == .customer { fields[f] = .string(v) }
         if let f = layout.senderName, let v = message.senderName { fields[f] = .string(v) }
         let name = rest.name(messagesParent(conversation) + "/" + layout.messages + "/" + Self.documentID(message.id))
         // Each on its own: the conversation usually exists already, and that must not stop the message.

@@ -540,7 +540,8 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
                     "usher": .map(["bot": .string(c.bot), "rule": .string(out.ruleID), "kind": .string(out.from == .bot ? "reply" : "notice"),
                                    "key": .string(out.idempotencyKey), "senderId": .string(out.senderID), "senderName": .string(out.senderName)]),
                 ]
-                if let f = layout.senderID { fields[f] = .string(out.senderID) }
+                // A layout whose sender field is also its role field keeps the role value there.
+                if let f = layout.senderID, f != layout.senderType { fields[f] = .string(out.senderID) }
                 if let f = layout.senderName { fields[f] = .string(out.senderName) }
                 writes.append(.create(rest.name(messagesParent(conversation) + "/" + layout.messages + "/" + Self.outgoingID(out.idempotencyKey)), fields))
             }

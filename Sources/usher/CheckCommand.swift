@@ -1,6 +1,7 @@
 import Foundation
 import UsherDiagnostics
 import UsherRules
+import UsherFirestore
 import UsherSQLMapping
 
 /// `usher check [PATH…]`: loads bots, rule files and SQL mapping files and prints every diagnostic.
@@ -39,8 +40,9 @@ enum CheckCommand: Command {
         case bot(String)
         case ruleFile(String)
         case mapping(String)
+        case firestoreMapping(String)
 
-        var path: String { switch self { case let .bot(p), let .ruleFile(p), let .mapping(p): p } }
+        var path: String { switch self { case let .bot(p), let .ruleFile(p), let .mapping(p), let .firestoreMapping(p): p } }
     }
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
@@ -70,6 +72,15 @@ enum CheckCommand: Command {
                     summary["messages"] = mapping.messages.table
                     summary["intake"] = mapping.intake.rawValue
                 }
+                summaries.append(summary)
+                continue
+            case let .firestoreMapping(path):
+                let (layout, found, source) = FirestoreLayout.read(path: path)
+                if let source { printer.add(source) }
+                diagnostics += found
+                var summary: [String: Any] = ["path": path, "kind": "firestore-mapping", "files": [path], "loaded": layout != nil,
+                                              "errors": found.filter { $0.severity == .error }.count]
+                if let layout { summary["summary"] = layout.summary }
                 summaries.append(summary)
                 continue
             }
@@ -107,6 +118,10 @@ enum CheckCommand: Command {
                 let path = s["path"] as! String
                 guard s["loaded"] as! Bool else {
                     Terminal.out("\(path): not loaded, \(plural(s["errors"] as! Int, "error"))\n")
+                    continue
+                }
+                if s["kind"] as! String == "firestore-mapping" {
+                    Terminal.out("\(path): \(s["summary"] as! String)\n")
                     continue
                 }
                 if s["kind"] as! String == "mapping" {
@@ -180,8 +195,10 @@ enum CheckCommand: Command {
 extension CheckCommand.Target {
     var isBot: Bool { if case .bot = self { true } else { false } }
 
-    /// A YAML file: a bot file (`bot:`), a mapping file (`mapping:`) or else a rule file.
+    /// A YAML file: a bot file (`bot:`), a SQL mapping file (`mapping:`), a Firestore mapping
+    /// file (`firestore:`) or else a rule file.
     init(file: String) {
-        self = RuleSetLoader.isBotFile(file) ? .bot(file) : SQLMapping.isMappingFile(path: file) ? .mapping(file) : .ruleFile(file)
+        self = RuleSetLoader.isBotFile(file) ? .bot(file) : SQLMapping.isMappingFile(path: file) ? .mapping(file)
+            : FirestoreLayout.isMappingFile(path: file) ? .firestoreMapping(file) : .ruleFile(file)
     }
 }
