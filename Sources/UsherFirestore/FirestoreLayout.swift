@@ -221,8 +221,9 @@ extension FirestoreLayout {
                 for (value, at) in items {
                     if value == "*" && role != "customer" {
                         r.error("invalid-value", "'*' (any other value) can stand for customers only", at: at)
+                    } else {
+                        note(value, role, at)
                     }
-                    note(value, role, at)
                 }
                 if role == "customer" { customerValues = items.map(\.0) } else { agentValues = items.map(\.0) }
             default:
