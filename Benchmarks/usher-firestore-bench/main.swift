@@ -83,6 +83,14 @@ func backlog(_ rest: REST) async throws {
     try await rest.batchWrite(writes)
 }
 
+/// This process's CPU time (user and system), seconds: Usher's own cost beside the emulator's.
+func processCPU() -> Double {
+    var ru = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &ru)
+    return Double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + Double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6
+}
+nonisolated(unsafe) var usherCPU: [Double] = []
+
 /// Usher: one worker, from its start until every message is committed.
 func usherRound() async throws -> Double {
     let rest = REST(project: emulator.project("usher"))
@@ -94,6 +102,7 @@ func usherRound() async throws -> Double {
     options.idleWait = .milliseconds(5)
     let worker = Worker(store: store, bots: [bot], options: options, log: Logger(minimum: .error))
     let total = conversations * max(1, messages / conversations)
+    let cpu0 = processCPU()
     let start = ContinuousClock.now
     let task = Task { try await worker.run() }
     while Int(worker.metrics.value("usher_commits_total", ["bot": bot.id, "result": "committed"]) ?? 0) < total {
@@ -103,6 +112,7 @@ func usherRound() async throws -> Double {
     worker.requestStop()
     try await task.value
     try await store.close()
+    usherCPU.append((processCPU() - cpu0) / Double(total) * 1e6)
     return Double(total) / (d / .seconds(1))
 }
 
@@ -156,7 +166,8 @@ if only == nil || only == "throughput" {
         print("  round \(r): usher \(fmt(u)) msg/s, bare REST loop \(fmt(b)) msg/s, ratio \(String(format: "%.2f", u / b))")
     }
     print("throughput (\(conversations * max(1, messages / conversations)) messages, \(conversations) conversations): usher \(fmt(median(usher))) msg/s, "
-          + "bare \(fmt(median(bare))) msg/s, ratio \(String(format: "%.2f", median(usher) / median(bare))) (median of \(rounds))")
+          + "bare \(fmt(median(bare))) msg/s, ratio \(String(format: "%.2f", median(usher) / median(bare))) (median of \(rounds)); "
+          + "Usher's own CPU \(fmt(median(usherCPU))) µs per message")
 }
 
 if only == nil || only == "latency" {

@@ -425,8 +425,11 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
                 let indices = byConversation[key]!
                 group.addTask {
                     var links = BatchLinks<String>()
+                    var view: View?   // the conversation's messages, read once for its commits in this batch
                     var out: [(Int, CommitResult)] = []
-                    for i in indices { out.append((i, try await links.result(of: batch[i]) { try await self.commitOne(batch[i]) })) }
+                    for i in indices {
+                        out.append((i, try await links.result(of: batch[i]) { try await self.commitOne(batch[i], view: &view) }))
+                    }
                     return out
                 }
                 running += 1
@@ -438,13 +441,13 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
 
     /// One inbound message's effects, atomically: see the type's comment. What was read for a
     /// commit that was not written is forgotten: the worker decides again from a fresh read.
-    func commitOne(_ c: Commit) async throws -> CommitResult {
-        let result = try await attempt(c)
+    func commitOne(_ c: Commit, view: inout View?) async throws -> CommitResult {
+        let result = try await attempt(c, view: &view)
         if !result.isWritten { _ = memory.withLock { $0.read.removeValue(forKey: c.bot + "/" + c.inbound.conversationID) } }
         return result
     }
 
-    private func attempt(_ c: Commit) async throws -> CommitResult {
+    private func attempt(_ c: Commit, view: inout View?) async throws -> CommitResult {
         let conversation = c.inbound.conversationID
         var snapshot = memory.withLock { $0.read[c.bot + "/" + conversation] }
         for attempt in 0..<6 {
@@ -456,8 +459,10 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             if let inbound = c.inbound.position(in: self), isDone(c.inbound, inbound, in: s.state) { return .duplicate }
             if (stored?.version ?? 0) != c.expectedVersion { return .conflict }
             // What else the conversation holds since the done ones: an earlier inbound message
-            // not done (out of order), an agent's message after this one (silenced).
-            let check = try await around(c, state: s.state)
+            // not done (out of order), an agent's message after this one (silenced). Read for the
+            // first of the conversation's commits in the batch, and again after a failed try.
+            if view == nil || attempt > 0 { view = try await self.view(c, state: s.state) }
+            let check = view!.check(c, store: self, state: s.state)
             if check.earlierUndone { return .outOfOrder }
             let assigned = layout.assignedToAgent.flatMap { s.conversation?.fields[$0]?.bool } ?? false
             let silenced = check.agentAfter || (assigned && (stored?.owner ?? .bot) == .bot && c.inbound.from != .agent)
@@ -481,6 +486,11 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
                     }
                 }
                 memory.withLock { $0.read[c.bot + "/" + conversation] = next }
+                view!.done.insert(c.inbound.id)
+                view!.latest = max(view!.latest, c.inbound.at, writes.compactMap { w -> Date? in
+                    guard case let .update(_, fields, nil) = w.operation, w.increments.isEmpty else { return nil }
+                    return layout.date(fields[layout.time])
+                }.max() ?? .distantPast)
                 return silenced ? .silenced : .committed
             } catch let error as FirestoreError where error.isPrecondition {
                 continue   // someone wrote meanwhile (another worker, the app, an earlier try of this one): read again
@@ -491,15 +501,40 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         return .conflict
     }
 
-    /// The conversation's messages from the look-back of its done ones: whether an earlier
-    /// inbound message than `c`'s is not done, and whether an agent wrote after it.
-    func around(_ c: Commit, state: FirestoreDocument?) async throws -> (earlierUndone: Bool, agentAfter: Bool, latest: Date) {
-        guard let inbound = c.inbound.position(in: self) else { return (false, false, c.inbound.at) }
+    /// A conversation's messages as one read saw them, for the checks of its commits in a batch.
+    struct View {
+        var messages: [(StoredMessage, Position)]
+        /// Inbound messages this batch has committed since the read.
+        var done: Set<String> = []
+        /// The newest time in the conversation (its messages, the replies written since).
+        var latest: Date
+
+        /// Whether an earlier inbound message than `c`'s is not done, whether an agent wrote
+        /// after it, and the time a reply must come after.
+        func check(_ c: Commit, store: FirestoreStore, state: FirestoreDocument?) -> (earlierUndone: Bool, agentAfter: Bool, latest: Date) {
+            guard let inbound = c.inbound.position(in: store) else { return (false, false, latest) }
+            // The inbound message as stored (its write time orders it among messages of its instant).
+            let me = messages.first { $0.0.id == c.inbound.id }?.1 ?? inbound
+            var earlier = false, agent = false
+            for (m, p) in messages where m.id != c.inbound.id {
+                if p.arrivedBefore(me) {
+                    if FirestoreStore.isInbound(m), !done.contains(m.id), !store.isDone(m, p, in: state) { earlier = true }
+                } else if m.from == .agent {
+                    agent = true
+                }
+            }
+            return (earlier, agent, max(latest, c.inbound.at))
+        }
+    }
+
+    /// The conversation's messages from the look-back of its done ones (all of them before the
+    /// first is done).
+    func view(_ c: Commit, state: FirestoreDocument?) async throws -> View {
         var q = FirestoreQuery(parent: messagesParent(c.inbound.conversationID), collection: layout.messages)
         q.orderBy = [layout.time, "__name__"]
         let done = state?.fields["done"]?.map ?? [:]
         if let newest = done.values.compactMap({ $0.date() }).max() {
-            let from = min(newest, inbound.date).addingTimeInterval(-layout.lookback.seconds)
+            let from = min(newest, c.inbound.at).addingTimeInterval(-layout.lookback.seconds)
             q.filters = [(layout.time, .greaterOrEqual, layout.timeValue(from))]
         }
         var docs: [(StoredMessage, Position)] = []
@@ -510,17 +545,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             guard page.count == 500, let last = page.last, let t = last.fields[layout.time] else { break }
             q.startAfter = [t, .reference(last.name)]
         }
-        // The inbound message as stored (its write time orders it among messages of its instant).
-        let me = docs.first { $0.0.id == c.inbound.id }?.1 ?? inbound
-        var earlier = false, agent = false
-        for (m, p) in docs where m.id != c.inbound.id {
-            if p.arrivedBefore(me) {
-                if m.from == .customer || m.from == .agent || m.kind == .close, !isDone(m, p, in: state) { earlier = true }
-            } else if m.from == .agent {
-                agent = true
-            }
-        }
-        return (earlier, agent, docs.map(\.1.date).max() ?? c.inbound.at)
+        return View(messages: docs, latest: docs.map(\.1.date).max() ?? c.inbound.at)
     }
 
     /// The commit's writes: outgoing messages (unless silenced), the state, the conversation.
