@@ -68,3 +68,41 @@ struct FirestoreCrashTests {
         try await store.close()
     }
 }
+
+/// The CLI on Firestore, as the README shows it: a worker process, `usher send --wait`,
+/// `usher inbox`, with the emulator named by FIRESTORE_EMULATOR_HOST.
+@Suite("usher send and inbox on Firestore (emulator)", .serialized)
+struct FirestoreCLITests {
+    @Test func sendWaitsForTheAnswerAndInboxListsTheHandoff() async throws {
+        let emulator = try await FirestoreEmulator.ready()
+        let url = "firestore://" + emulator.project("cli")
+        setenv("FIRESTORE_EMULATOR_HOST", emulator.host, 1)
+        defer { unsetenv("FIRESTORE_EMULATOR_HOST") }
+        let worker = try WorkerProcess(bot: repoRoot.appendingPathComponent("bots/support").path, store: url)
+        defer { _ = worker.terminate() }
+        let first = try runUsher(["send", "--store", url, "--conversation", "pooja", "--wait", "hello"], stdout: true)
+        #expect(first.status == 0 && first.output.contains("Support: Hi there! How can we assist you today?  [opening]"), "\(first.output)")
+        #expect(!first.output.contains("(seq"), "Firestore messages have no sequence number to print: \(first.output)")
+        for text in ["are you there", "???"] { _ = try runUsher(["send", "--store", url, "--conversation", "pooja", "--wait", text], stdout: true) }
+        let fourth = try runUsher(["send", "--store", url, "--conversation", "pooja", "--wait", "still nothing"], stdout: true)
+        #expect(fourth.output.contains("Thanks for your question! We're connecting you to a support agent now."), "\(fourth.output)")
+        let inbox = try runUsher(["inbox", "--store", url], stdout: true)
+        #expect(inbox.status == 0 && inbox.output.contains("pooja") && inbox.output.contains("threshold") && inbox.output.contains("1 waiting"),
+                "\(inbox.output)")
+        _ = try runUsher(["send", "--store", url, "--conversation", "pooja", "--from", "agent", "Hi, Li here"], stdout: true)
+        let after = try runUsher(["send", "--store", url, "--conversation", "pooja", "--wait", "thanks"], stdout: true)
+        #expect(after.output.contains("(the bot stays silent: an agent owns the conversation)"), "\(after.output)")
+        #expect(try runUsher(["inbox", "--store", url], stdout: true).output.contains("no conversation is waiting"))
+    }
+
+    /// Neither the emulator nor credentials: a clear message, before anything is tried.
+    @Test func withoutEmulatorOrCredentialsItSaysWhatToSet() throws {
+        unsetenv("FIRESTORE_EMULATOR_HOST")
+        let r = try runUsher(["inbox", "--store", "firestore://demo"])
+        #expect(r.status == 1 && r.output.contains("FIRESTORE_EMULATOR_HOST") && r.output.contains("GOOGLE_APPLICATION_CREDENTIALS"), "\(r.output)")
+        setenv("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/key.json", 1)
+        defer { unsetenv("GOOGLE_APPLICATION_CREDENTIALS") }
+        let missing = try runUsher(["inbox", "--store", "firestore://demo"])
+        #expect(missing.status == 1 && missing.output.contains("/nonexistent/key.json"), "\(missing.output)")
+    }
+}
