@@ -60,10 +60,14 @@ public enum RuleSetLoader {
         case disk
         case memory([String: String])
 
-        func contents(_ path: String) -> [UInt8]? {
+        /// The file's bytes; nil for a file that is not there; a diagnostic for one that cannot
+        /// be read or is over `limit` bytes (never read whole to find that out).
+        func contents(_ path: String, limit: Int) -> FileContents? {
             switch self {
-            case .disk: FileManager.default.contents(atPath: path).map { [UInt8]($0) }
-            case let .memory(files): files[path].map { Array($0.utf8) }
+            case .disk:
+                guard FileManager.default.fileExists(atPath: path) else { return nil }
+                return YAMLLoader.readFile(path: path, limit: limit)
+            case let .memory(files): return files[path].map { .bytes(Array($0.utf8)) }
             }
         }
 
@@ -100,9 +104,16 @@ public enum RuleSetLoader {
 
         /// Reads and parses one file, recording its text; `nil` when there is nothing to use.
         mutating func read(_ path: String, bot: Bool) -> YAMLDocument? {
-            guard let bytes = files.contents(path) else {
+            let bytes: [UInt8]
+            switch files.contents(path, limit: options.yaml.maxBytes) {
+            case nil:
                 diagnostics.append(missing(path, bot: bot))
                 return nil
+            case .refused(let d)?:
+                diagnostics.append(d)   // at 1:1 of a file not read: no source line to quote
+                return nil
+            case .bytes(let read)?:
+                bytes = read
             }
             hasher.add(bytes)
             hasher.add(0xFF)   // between files (never in UTF-8): "ab" + "c" and "a" + "bc" differ
@@ -156,8 +167,11 @@ public enum RuleSetLoader {
     /// Whether a YAML file is a bot file (its top level has `bot:`) rather than a rule file.
     public static func isBotFile(_ path: String) -> Bool {
         if (path as NSString).lastPathComponent == "bot.yaml" { return true }
-        guard let data = FileManager.default.contents(atPath: path),
-              let text = String(data: data.prefix(64 * 1024), encoding: .utf8) else { return false }
+        // The first 64 KiB decide: a huge file is not read whole to find out.
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: 64 * 1024),
+              let text = String(data: data, encoding: .utf8) else { return false }
         return text.split(separator: "\n").contains { $0.hasPrefix("bot:") }
     }
 

@@ -13,15 +13,25 @@ extension YAMLLoader {
     /// A missing or unreadable file is an `unreadable-file` error located at `path:1:1`; a file
     /// larger than `limits.maxBytes` is rejected without being read.
     public static func loadFile(path: String, limits: YAMLLimits = .default) -> (YAMLDocument?, [Diagnostic]) {
-        switch contents(ofFile: path, limit: limits.maxBytes) {
+        switch readFile(path: path, limit: limits.maxBytes) {
+        case .bytes(let bytes): return load(path: path, bytes: bytes, limits: limits)
+        case .refused(let diagnostic): return (nil, [diagnostic])
+        }
+    }
+
+    /// The bytes of the file at `path`, or why not: `unreadable-file`, or `file-too-large` for
+    /// a file over `limit` bytes — known from its size before anything is read, so a 1 GiB file
+    /// costs a `stat`, not a gigabyte (a pipe is read up to `limit + 1` bytes).
+    public static func readFile(path: String, limit: Int) -> FileContents {
+        switch contents(ofFile: path, limit: limit) {
         case .success(let bytes):
-            return load(path: path, bytes: bytes, limits: limits)
+            return .bytes(bytes)
         case .failure(.tooLarge(let size)):
-            return (nil, [.error("file-too-large", tooLargeMessage(size: size, limit: limits.maxBytes),
-                                 at: SourceLocation(file: path, line: 1, column: 1))])
+            return .refused(.error("file-too-large", tooLargeMessage(size: size, limit: limit),
+                                   at: SourceLocation(file: path, line: 1, column: 1)))
         case .failure(.unreadable(let reason)):
-            return (nil, [.error("unreadable-file", "cannot read the file: \(reason)",
-                                 at: SourceLocation(file: path, line: 1, column: 1))])
+            return .refused(.error("unreadable-file", "cannot read the file: \(reason)",
+                                   at: SourceLocation(file: path, line: 1, column: 1)))
         }
     }
 
@@ -67,3 +77,8 @@ extension YAMLLoader {
     }
 }
 
+/// A file's bytes as `YAMLLoader.readFile` read them, or the diagnostic saying why it did not.
+public enum FileContents: Sendable {
+    case bytes([UInt8])
+    case refused(Diagnostic)
+}

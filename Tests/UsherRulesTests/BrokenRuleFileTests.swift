@@ -600,3 +600,24 @@ struct HostileYAMLTests {
         #expect(d.count <= 50, "reports are capped, got \(d.count)")
     }
 }
+
+/// Issue 28, defect 4: a huge rule file on disk is refused by its size, before it is read — a
+/// 4 GiB (sparse) file read whole cost seconds of CPU and its size in memory.
+@Suite("A huge rule file on disk")
+struct HugeRuleFileTests {
+    @Test func isRefusedBeforeItIsRead() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-huge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("bot: huge\nname: Huge\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot.yaml"))
+        let rules = dir.appendingPathComponent("rules.yaml").path
+        #expect(FileManager.default.createFile(atPath: rules, contents: nil))
+        #expect(truncate(rules, 4 << 30) == 0, "a sparse 4 GiB file")
+        var result: LoadResult?
+        let cost = cpuTime { result = RuleSetLoader.loadBot(at: dir.path) }
+        #expect(result?.ruleSet == nil)
+        #expect(result?.diagnostics.map(\.headline) == ["\(rules):1:1: error: [file-too-large] the file is 4.0 GiB; the limit is 1.0 MiB"])
+        #expect(cost < .milliseconds(200), "read, not stat-ed: \(cost)")
+        #expect(RuleSetLoader.isBotFile(rules) == false, "telling a bot file from a rule file reads 64 KiB at most")
+    }
+}
