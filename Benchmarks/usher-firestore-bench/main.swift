@@ -90,6 +90,8 @@ func processCPU() -> Double {
     return Double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + Double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6
 }
 nonisolated(unsafe) var usherCPU: [Double] = []
+/// Per round: Usher's REST calls per message, by method.
+nonisolated(unsafe) var usherCalls: [String] = []
 
 /// Usher: one worker, from its start until every message is committed.
 func usherRound() async throws -> Double {
@@ -113,6 +115,7 @@ func usherRound() async throws -> Double {
     try await task.value
     try await store.close()
     usherCPU.append((processCPU() - cpu0) / Double(total) * 1e6)
+    usherCalls.append(store.requestCounts.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.2f", Double($0.value) / Double(total)))" }.joined(separator: ", "))
     return Double(total) / (d / .seconds(1))
 }
 
@@ -163,7 +166,7 @@ if only == nil || only == "throughput" {
     for r in 1...rounds {
         let u = try await usherRound(), b = try await bareRound()
         usher.append(u); bare.append(b)
-        print("  round \(r): usher \(fmt(u)) msg/s, bare REST loop \(fmt(b)) msg/s, ratio \(String(format: "%.2f", u / b))")
+        print("  round \(r): usher \(fmt(u)) msg/s, bare REST loop \(fmt(b)) msg/s, ratio \(String(format: "%.2f", u / b)); Usher's calls per message: \(usherCalls.last ?? "")")
     }
     print("throughput (\(conversations * max(1, messages / conversations)) messages, \(conversations) conversations): usher \(fmt(median(usher))) msg/s, "
           + "bare \(fmt(median(bare))) msg/s, ratio \(String(format: "%.2f", median(usher) / median(bare))) (median of \(rounds)); "

@@ -18,6 +18,8 @@ final class FirestoreREST: Sendable {
     let root: String
     let http: HTTPClient
     let auth: Auth
+    /// Calls made, by method (`runQuery`, `commit`, ...): what the tests and the benchmark count.
+    let calls = Locked<[String: Int]>([:])
 
     enum Auth: Sendable {
         /// The emulator's bypass.
@@ -108,6 +110,8 @@ final class FirestoreREST: Sendable {
     /// POSTs `body` to `base + path` and reads the JSON answer; a Firestore error (any status
     /// but 200) is thrown as a `FirestoreError.status`.
     private func post(_ path: String, _ body: [UInt8]) async throws -> JSONValue {
+        let method = path.split(separator: ":").last.map(String.init) ?? path
+        calls.withLock { $0[method, default: 0] += 1 }
         var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
         switch auth {
         case .emulator: headers.append(("Authorization", "Bearer owner"))

@@ -57,6 +57,8 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         var read: [String: Snapshot] = [:]
         /// When the last message was seen (polling goes fast after activity).
         var lastActivity = ContinuousClock.now
+        /// Per bot: the messages the intake read, for the commits' checks (`Known`).
+        var known: [String: Known] = [:]
     }
 
     /// A conversation's two documents as read: Usher's state and the app's conversation.
@@ -73,6 +75,9 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         self.worker = worker
         self.options = options
     }
+
+    /// The REST calls this store has made, by method (`runQuery`, `commit`, `batchGet`, ...).
+    public var requestCounts: [String: Int] { rest.calls.withLock { $0 } }
 
     /// Gives up this worker's leases (another worker takes its conversations at once rather
     /// than when the leases expire), then closes the connections.
@@ -228,6 +233,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             memory.withLock { $0.lastSweep[bot] = now }
             found = try await swept(before: after).sorted { $0.1.arrivedBefore($1.1) } + found
         }
+        remember(bot: bot, after: after, swept: sweep, found: found, end: end)
         if !found.isEmpty { memory.withLock { $0.lastActivity = now } }
         memory.withLock { m in
             // What was read for commits: kept for the conversations in flight, not for ever.
@@ -415,6 +421,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             byConversation[key, default: []].append(i)
         }
         var results = [CommitResult](repeating: .conflict, count: batch.count)
+        let current = try await refreshKnown(batch)
         try await withThrowingTaskGroup(of: [(Int, CommitResult)].self) { group in
             var running = 0
             for key in order {
@@ -428,7 +435,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
                     var view: View?   // the conversation's messages, read once for its commits in this batch
                     var out: [(Int, CommitResult)] = []
                     for i in indices {
-                        out.append((i, try await links.result(of: batch[i]) { try await self.commitOne(batch[i], view: &view) }))
+                        out.append((i, try await links.result(of: batch[i]) { try await self.commitOne(batch[i], view: &view, known: current.contains(batch[i].bot)) }))
                     }
                     return out
                 }
@@ -441,13 +448,13 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
 
     /// One inbound message's effects, atomically: see the type's comment. What was read for a
     /// commit that was not written is forgotten: the worker decides again from a fresh read.
-    func commitOne(_ c: Commit, view: inout View?) async throws -> CommitResult {
-        let result = try await attempt(c, view: &view)
+    func commitOne(_ c: Commit, view: inout View?, known: Bool = false) async throws -> CommitResult {
+        let result = try await attempt(c, view: &view, known: known)
         if !result.isWritten { _ = memory.withLock { $0.read.removeValue(forKey: c.bot + "/" + c.inbound.conversationID) } }
         return result
     }
 
-    private func attempt(_ c: Commit, view: inout View?) async throws -> CommitResult {
+    private func attempt(_ c: Commit, view: inout View?, known: Bool) async throws -> CommitResult {
         let conversation = c.inbound.conversationID
         var snapshot = memory.withLock { $0.read[c.bot + "/" + conversation] }
         for attempt in 0..<6 {
@@ -461,7 +468,10 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             // What else the conversation holds since the done ones: an earlier inbound message
             // not done (out of order), an agent's message after this one (silenced). Read for the
             // first of the conversation's commits in the batch, and again after a failed try.
-            if view == nil || attempt > 0 { view = try await self.view(c, state: s.state) }
+            if view == nil || attempt > 0 {
+                view = attempt == 0 && known ? knownView(c, state: s.state) : nil
+                if view == nil { view = try await self.view(c, state: s.state) }
+            }
             let check = view!.check(c, store: self, state: s.state)
             if check.earlierUndone { return .outOfOrder }
             let assigned = layout.assignedToAgent.flatMap { s.conversation?.fields[$0]?.bool } ?? false
@@ -527,16 +537,11 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         }
     }
 
-    /// The conversation's messages from the look-back of its done ones (all of them before the
-    /// first is done).
+    /// The conversation's messages from `checkFloor`, read from Firestore.
     func view(_ c: Commit, state: FirestoreDocument?) async throws -> View {
         var q = FirestoreQuery(parent: messagesParent(c.inbound.conversationID), collection: layout.messages)
         q.orderBy = [layout.time, "__name__"]
-        let done = state?.fields["done"]?.map ?? [:]
-        if let newest = done.values.compactMap({ $0.date() }).max() {
-            let from = min(newest, c.inbound.at).addingTimeInterval(-layout.lookback.seconds)
-            q.filters = [(layout.time, .greaterOrEqual, layout.timeValue(from))]
-        }
+        q.filters = [(layout.time, .greaterOrEqual, layout.timeValue(checkFloor(c, state: state)))]
         var docs: [(StoredMessage, Position)] = []
         while true {
             q.limit = 500

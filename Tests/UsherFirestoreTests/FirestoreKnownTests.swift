@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import UsherStore
+import UsherStoreTestKit
+@testable import UsherFirestore
+
+/// A batch's commits check their conversations against what the intake read (`Known`), with one
+/// query for what was written since the page — not one query per conversation.
+@Suite("Firestore store: commits checked against the intake's reads (emulator)")
+struct FirestoreKnownTests {
+    static let t0 = Date(timeIntervalSince1970: 1_780_000_000)
+
+    func customer(_ store: FirestoreStore, _ conversation: String, _ text: String, at: Date) async throws -> StoredMessage {
+        try await store.append(NewMessage(conversationID: conversation, from: .customer, senderID: "u-" + conversation,
+                                          text: text, at: at))
+    }
+
+    func queries(_ store: FirestoreStore) -> Int { store.rest.calls.withLock { $0["runQuery"] ?? 0 } }
+
+    @Test("twenty conversations in one batch: one query before the commits, not twenty")
+    func oneQueryPerBatch() async throws {
+        let store = try await openStore()
+        for i in 0..<20 { _ = try await customer(store, "c\(i)", "hello", at: Self.t0.addingTimeInterval(Double(i))) }
+        let page = try await store.pending(bot: ConformanceSuite.bot.id, after: .start, limit: 100)
+        #expect(page.messages.count == 20)
+        let before = queries(store)
+        let results = try await store.commit(batch: page.messages.map { ConformanceSuite.sampleCommit($0, after: nil, reply: "hi") })
+        #expect(results == Array(repeating: .committed, count: 20))
+        #expect(queries(store) - before == 1, "one query for what was written since the page")
+        try await store.close()
+    }
+
+    @Test("an agent's message written after the page silences the reply")
+    func agentSinceThePage() async throws {
+        let store = try await openStore()
+        let m = try await customer(store, "c", "hello", at: Self.t0)
+        let page = try await store.pending(bot: ConformanceSuite.bot.id, after: .start, limit: 100)
+        #expect(page.messages.map(\.id) == [m.id])
+        _ = try await store.append(NewMessage(conversationID: "c", from: .agent, senderID: "agent:li", text: "Li here",
+                                              at: Self.t0.addingTimeInterval(1)))
+        let before = queries(store)
+        #expect(try await store.commit(batch: [ConformanceSuite.sampleCommit(m, after: nil, reply: "hi")]) == [.silenced])
+        #expect(queries(store) - before == 1)
+        #expect(try await store.transcript(conversation: "c").map(\.from) == [.customer, .agent], "no reply after the agent's message")
+        try await store.close()
+    }
+
+    @Test("the second of two messages read in one page cannot commit before the first, without a query for the conversation")
+    func orderFromThePage() async throws {
+        let store = try await openStore()
+        let m1 = try await customer(store, "c", "one", at: Self.t0)
+        let m2 = try await customer(store, "c", "two", at: Self.t0.addingTimeInterval(1))
+        _ = try await store.pending(bot: ConformanceSuite.bot.id, after: .start, limit: 100)
+        let before = queries(store)
+        #expect(try await store.commit(batch: [ConformanceSuite.sampleCommit(m2, after: nil, reply: "2")]) == [.outOfOrder])
+        #expect(queries(store) - before == 1)
+        let first = ConformanceSuite.sampleCommit(m1, after: nil, reply: "1")
+        let results = try await store.commit(batch: [first, ConformanceSuite.sampleCommit(m2, after: first.state, reply: "2")])
+        #expect(results == [.committed, .committed])
+        #expect(try await store.transcript(conversation: "c").filter { $0.from == .bot }.map(\.text) == ["1", "2"])
+        try await store.close()
+    }
+
+    @Test("a page that does not go on where the last one ended drops what was read: commits read their conversation")
+    func brokenRangeReadsTheConversation() async throws {
+        let store = try await openStore()
+        let m1 = try await customer(store, "c", "one", at: Self.t0)
+        let m2 = try await customer(store, "c", "two", at: Self.t0.addingTimeInterval(1))
+        let first = try await store.pending(bot: ConformanceSuite.bot.id, after: .start, limit: 1)
+        #expect(first.messages.map(\.id) == [m1.id])
+        // A read from a made-up place past the first page: the range is broken.
+        let ahead = store.token(try #require(m2.position(in: store)))
+        _ = try await store.pending(bot: ConformanceSuite.bot.id, after: ahead, limit: 10)
+        #expect(store.memory.withLock { $0.known[ConformanceSuite.bot.id] } == nil, "the range is dropped")
+        let before = queries(store)
+        #expect(try await store.commit(batch: [ConformanceSuite.sampleCommit(m2, after: nil, reply: "2")]) == [.outOfOrder])
+        #expect(queries(store) - before == 1, "the conversation read: the first message is not done")
+        try await store.close()
+    }
+}
