@@ -59,6 +59,18 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         var lastActivity = ContinuousClock.now
         /// Per bot: the messages the intake read, for the commits' checks (`Known`).
         var known: [String: Known] = [:]
+
+        /// Keeps a read of a conversation's documents, each unless what is kept is newer: a
+        /// read that started before a commit of this process and ended after it must not put
+        /// the documents as they were before it back (the next commit would find its
+        /// conversation's earlier message not done).
+        mutating func keep(_ s: Snapshot, for key: String) {
+            guard let old = read[key] else { read[key] = s; return }
+            var merged = s
+            if Snapshot.isNewer(old.state, than: s.state) { merged.state = old.state }
+            if Snapshot.isNewer(old.conversation, than: s.conversation) { merged.conversation = old.conversation }
+            read[key] = merged
+        }
     }
 
     /// A conversation's two documents as read: Usher's state and the app's conversation.
@@ -67,6 +79,16 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         var conversation: FirestoreDocument?
         /// When it was read (or written): `states` takes it for 2 s, then reads again.
         var at = ContinuousClock.now
+
+        /// Whether `a` was written after `b`. A document kept against a read that did not find
+        /// it counts as newer (the read began before its creation); were it deleted since, the
+        /// commit's precondition fails and its second try reads afresh.
+        static func isNewer(_ a: FirestoreDocument?, than b: FirestoreDocument?) -> Bool {
+            guard let a else { return false }
+            guard let b else { return true }
+            guard let ta = FirestoreTime.parse(a.updateTime), let tb = FirestoreTime.parse(b.updateTime) else { return false }
+            return ta > tb
+        }
     }
 
     init(rest: FirestoreREST, layout: FirestoreLayout, worker: String, options: Options = Options()) {
@@ -279,7 +301,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         let now = Date()
         guard options.leases else {
             snapshots = try await self.snapshots(bot: bot, conversations)
-            memory.withLock { m in for (c, s) in snapshots { m.read[bot + "/" + c] = s } }
+            memory.withLock { m in for (c, s) in snapshots { m.keep(s, for: bot + "/" + c) } }
             return keep(found, snapshots: snapshots) { _ in true }
         }
         let renewBefore = now.addingTimeInterval(options.lease.seconds / 2)
@@ -288,7 +310,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         names += unheld.map { rest.name(leasePath(bot, $0)) }
         let docs = try await call { try await self.rest.batchGet(names) }
         for (i, c) in conversations.enumerated() { snapshots[c] = Snapshot(state: docs[2 * i], conversation: docs[2 * i + 1]) }
-        memory.withLock { m in for (c, s) in snapshots { m.read[bot + "/" + c] = s } }
+        memory.withLock { m in for (c, s) in snapshots { m.keep(s, for: bot + "/" + c) } }
 
         // Claim what is free, expired or already this worker's.
         let until = now.addingTimeInterval(options.lease.seconds)
@@ -382,7 +404,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         if !missing.isEmpty {
             let read = try await snapshots(bot: bot, missing)
             found.merge(read) { a, _ in a }
-            memory.withLock { m in for (c, s) in read { m.read[bot + "/" + c] = s } }
+            memory.withLock { m in for (c, s) in read { m.keep(s, for: bot + "/" + c) } }
         }
         var out: [String: ConversationState] = [:]
         for (c, s) in found { if let state = try decodeState(s.state) { out[c] = state } }

@@ -78,3 +78,25 @@ struct FirestoreKnownTests {
         try await store.close()
     }
 }
+
+@Suite("Firestore store: what a read keeps")
+struct FirestoreSnapshotKeepTests {
+    func doc(_ updateTime: String) -> FirestoreDocument { FirestoreDocument(name: "x", fields: [:], updateTime: updateTime) }
+
+    @Test("a read that began before a commit and ended after it does not put the older documents back")
+    func olderReadDoesNotOverwrite() {
+        var memory = FirestoreStore.Memory()
+        let written = FirestoreStore.Snapshot(state: doc("2026-12-05T10:00:02.000200Z"), conversation: doc("2026-12-05T10:00:02.000200Z"))
+        memory.keep(written, for: "bot/c")
+        // The page's batchGet: the state as it was before the commit, the conversation touched by the app since.
+        memory.keep(FirestoreStore.Snapshot(state: doc("2026-12-05T10:00:01.5Z"), conversation: doc("2026-12-05T10:00:03Z")), for: "bot/c")
+        #expect(memory.read["bot/c"]?.state?.updateTime == "2026-12-05T10:00:02.000200Z", "the commit's state stays")
+        #expect(memory.read["bot/c"]?.conversation?.updateTime == "2026-12-05T10:00:03Z", "the newer conversation is taken")
+        // A read that did not find the state (it began before the first commit created it).
+        memory.keep(FirestoreStore.Snapshot(state: nil, conversation: doc("2026-12-05T10:00:03Z")), for: "bot/c")
+        #expect(memory.read["bot/c"]?.state != nil)
+        // A newer read wins.
+        memory.keep(FirestoreStore.Snapshot(state: doc("2026-12-05T10:00:04Z"), conversation: nil), for: "bot/c")
+        #expect(memory.read["bot/c"]?.state?.updateTime == "2026-12-05T10:00:04Z")
+    }
+}
