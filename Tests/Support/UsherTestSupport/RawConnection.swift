@@ -13,7 +13,7 @@ public final class RawConnection: @unchecked Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
-        init(_ what: String) { description = "\(what) (errno \(errno): \(String(cString: strerror(errno))))" }
+        public init(_ what: String) { description = "\(what) (errno \(errno): \(String(cString: strerror(errno))))" }
     }
 
     /// Connects to `address` (`127.0.0.1:PORT`) from `source` (an IPv4 address of this machine).
