@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "UsherStdio", dependencies: ["UsherStore", "UsherSQLite", "UsherEngine", "UsherJSON"], swiftSettings: strict),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
-        .target(name: "UsherRuntime", dependencies: ["UsherStore", "UsherEngine", "UsherRules", "UsherDiagnostics", "CMicroHTTPD"],
+        .target(name: "UsherRuntime", dependencies: ["UsherStore", "UsherEngine", "UsherRules", "UsherDiagnostics", "UsherJSON", "CMicroHTTPD"],
                 swiftSettings: strict),
         .target(name: "UsherTranscripts",
                 dependencies: ["UsherEngine", "UsherRules", "UsherText", "UsherYAML", "UsherDiagnostics", "UsherJSON", "CZlib"],

@@ -16,9 +16,10 @@ _ = FileManager.default.changeCurrentDirectoryPath(
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path)
 
 BenchArguments.check(usage: """
-    usher-bench [--quick] [--only support|scale|compile|replay|worker]   (from the repository root; BENCHMARKS.md)
+    usher-bench [--quick] [--only support|scale|compile|replay|worker|http]   (from the repository root; BENCHMARKS.md)
       decisions per second for bots/support, matching time per message with 100, 1,000 and
-      10,000 keyword rules plus 20 regexes, their compile time, replay and the worker on SQLite;
+      10,000 keyword rules plus 20 regexes, their compile time, replay, the worker on SQLite and
+      /healthz latency with 1,500 connections held against the HTTP server;
       --quick: fewer iterations; --only: one part (for profiling)
     """, flags: ["--quick"], values: ["--only"])
 let quick = CommandLine.arguments.contains("--quick")
@@ -222,6 +223,10 @@ if only == "compile" {
     for _ in 0..<3 { _ = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files) }
 }
 if only == nil || only == "replay" { replay() }
+if only == nil || only == "http" {
+    print("HTTP server (/healthz, idle and with 1,500 connections held)")
+    HTTPBench.run(quick: quick)
+}
 if only == nil || only == "worker" {
     let done = DispatchSemaphore(value: 0)
     Task.detached {
