@@ -58,10 +58,15 @@ struct BotFileParser {
             for (pattern, itemNode) in items {
                 let matches = expand(pattern, relativeTo: dir)
                 if matches.isEmpty {
-                    reader.error("missing-rule-file", pattern.contains(where: { "*?[".contains($0) })
-                                 ? "no rule file matches '\(pattern)' (relative to \(dir.isEmpty ? "." : dir))"
-                                 : "rule file '\(pattern)' does not exist (paths are relative to the bot file's folder, \(dir.isEmpty ? "." : dir))",
-                                 at: itemNode)
+                    let folder = dir.isEmpty ? "." : dir
+                    let message = if pattern.contains(where: { "*?[".contains($0) }) {
+                        "no rule file matches '\(pattern)' (relative to \(folder))"
+                    } else if files.isDirectory(Self.resolve(pattern, relativeTo: dir)) {
+                        "'\(pattern)' is a folder, not a rule file (relative to \(folder)); name the files in it, like '\(pattern.hasSuffix("/") ? String(pattern.dropLast()) : pattern)/*.yaml'"
+                    } else {
+                        "rule file '\(pattern)' does not exist (paths are relative to the bot file's folder, \(folder))"
+                    }
+                    reader.error("missing-rule-file", message, at: itemNode)
                     ok = false
                 }
                 for file in matches where !ruleFiles.contains(file) { ruleFiles.append(file) }
@@ -143,11 +148,16 @@ struct BotFileParser {
 
     /// Expands a relative path or glob against `dir`, sorted.
     func expand(_ pattern: String, relativeTo dir: String) -> [String] {
-        let full = Self.normalise(pattern.hasPrefix("/") || dir.isEmpty ? pattern : dir + "/" + pattern)
+        let full = Self.resolve(pattern, relativeTo: dir)
         guard pattern.contains(where: { "*?[".contains($0) }) else {
             return files.isFile(full) ? [full] : []
         }
         return files.glob(full)
+    }
+
+    /// A path of bot.yaml, relative to its folder `dir` unless absolute, normalised.
+    static func resolve(_ pattern: String, relativeTo dir: String) -> String {
+        normalise(pattern.hasPrefix("/") || dir.isEmpty ? pattern : dir + "/" + pattern)
     }
 
     static func diskGlob(_ pattern: String) -> [String] {

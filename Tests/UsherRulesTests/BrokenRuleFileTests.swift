@@ -487,6 +487,12 @@ let brokenCases: [BrokenCase] = [
     """#, expected: [
         #"b/bot.yaml:2:21: error: [missing-rule-file] rule file 'faq.yaml' does not exist (paths are relative to the bot file's folder, b)"#,
     ]),
+    BrokenCase(name: "a folder named like a rule file", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml, faq.yaml]
+    """#, extraFiles: ["b/faq.yaml/en.yaml": okRule], expected: [
+        #"b/bot.yaml:2:21: error: [missing-rule-file] 'faq.yaml' is a folder, not a rule file (relative to b); name the files in it, like 'faq.yaml/*.yaml'"#,
+    ]),
     BrokenCase(name: "invalid bot id", rules: okRule, bot: #"""
     bot: Support Bot
     rules: [rules.yaml]
@@ -580,6 +586,21 @@ struct BinaryRuleFileTests {
         let result = RuleSetLoader.loadBot(at: dir.path)
         let got = result.diagnostics.map { "\($0.location!.line):\($0.location!.column): \($0.code): \($0.message)" }
         #expect(got == ["3:12: invalid-utf8: invalid UTF-8 byte 0xE9; save the file as UTF-8"])
+        #expect(result.ruleSet == nil)
+    }
+}
+
+@Suite("Folders where files belong")
+struct FolderRuleFileTests {
+    /// `rules.yaml` made a folder by mistake is said to be one, not "does not exist".
+    @Test func aFolderNamedRulesYaml() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("rules.yaml"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("bot: test\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot.yaml"))
+        let result = RuleSetLoader.loadBot(at: dir.path)
+        let got = result.diagnostics.map { "\($0.location!.line):\($0.location!.column): \($0.code): \($0.message)" }
+        #expect(got == ["2:9: missing-rule-file: 'rules.yaml' is a folder, not a rule file (relative to \(dir.path)); name the files in it, like 'rules.yaml/*.yaml'"])
         #expect(result.ruleSet == nil)
     }
 }
