@@ -99,11 +99,16 @@ public final class Pattern: @unchecked Sendable {
         if let guardedCode { pcre2_code_free_8(guardedCode) }
     }
 
-    /// True for a repetition of something that itself repeats, like `(a+)+` or `(\w+\s?)*`, which
-    /// can backtrack exponentially. A syntactic check: `(a|aa)+` is not caught, and a group whose
-    /// first or last character cannot be matched by its inner repetitions (`([a-z]+\.)+`) is
-    /// not flagged because it splits text only one way.
-    public var hasNestedUnboundedQuantifier: Bool { syntax?.hasNestedQuantifier ?? false }
+    /// True for a pattern that can backtrack exponentially (or polynomially, to a high degree): a
+    /// repetition of something that itself repeats, like `(a+)+` or `(\w+\s?)*`; an unbounded
+    /// repetition of alternatives that can match the same text, like `(a|aa)+` or `(\w|\d)+`;
+    /// three or more fixed repetitions of a part with an unbounded repeat, like `(.*a){12}`. A
+    /// syntactic check: a group whose first or last character cannot be matched by its inner
+    /// repetitions (`([a-z]+\.)+`) is not flagged because it splits text only one way.
+    public var hasNestedUnboundedQuantifier: Bool { backtrackingRisk != nil }
+
+    /// Which catastrophic shape the pattern has, if `hasNestedUnboundedQuantifier`.
+    public var backtrackingRisk: BacktrackingRisk? { syntax?.backtrackingRisk }
 
     /// If non-nil, every match implies that at least one of these literals occurs in the text
     /// (compare ASCII letters case-insensitively); nil when no such set is known.

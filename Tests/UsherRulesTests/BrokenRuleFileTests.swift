@@ -455,6 +455,19 @@ let brokenCases: [BrokenCase] = [
     """#, expected: [
         #"b/rules.yaml:4:19: warning: [catastrophic-regex] this regex nests unbounded repeats (like (a+)+), which can take exponential time on long messages; rewrite it without a repeat inside a repeat"#,
     ]),
+    BrokenCase(name: "catastrophic alternatives and repeated parts", rules: #"""
+    version: 1
+    rules:
+      - id: as
+        when: {regex: '^(a|aa)+b'}
+        then: [reply: "ok"]
+      - id: twelve
+        when: {regex: '(.*a){12}x'}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:19: warning: [catastrophic-regex] this regex repeats alternatives that can match the same text (like (a|aa)+), which can take exponential time on long messages; make the alternatives start differently, or merge them (a+)"#,
+        #"b/rules.yaml:7:19: warning: [catastrophic-regex] this regex repeats a part with an unbounded repeat several times (like (.*a){12}), which can take time growing with a high power of the message length; make the repeat stop at a character the rest cannot match (like ([^a]*a){12})"#,
+    ]),
     BrokenCase(name: "unknown time zone", rules: okRule, bot: #"""
     bot: test
     timezone: Asia/Shangai
