@@ -530,6 +530,21 @@ let brokenCases: [BrokenCase] = [
     """#, expected: [
         #"b/bot.yaml:4:15: error: [missing-key] 'loop_guard' needs 'within'; add a line like 'within: 1m'"#,
     ]),
+    BrokenCase(name: "decision budget without a unit", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml]
+    limits: {decision_budget: 10}
+    """#, expected: [
+        #"b/bot.yaml:3:27: error: [invalid-duration] '10' is not a time budget for 'decision_budget'; write milliseconds or seconds, like 10ms or 1s"#,
+    ]),
+    BrokenCase(name: "decision budget too long", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml]
+    limits:
+      decision_budget: 90s
+    """#, expected: [
+        #"b/bot.yaml:4:20: error: [out-of-range] 'decision_budget' must be between 1ms and 60s, found 90s"#,
+    ]),
     BrokenCase(name: "duplicate rule id across files", rules: okRule, bot: #"""
     bot: test
     rules: [rules.yaml, more.yaml]
