@@ -57,6 +57,7 @@ public final class Metrics: Sendable {
         "usher_store_errors_total": ("counter", "Store operations that failed, by bot and code."),
         "usher_regex_limit_hits_total": ("counter", "Regexes that hit a match, depth, heap or time limit, by bot and rule."),
         "usher_truncated_messages_total": ("counter", "Messages longer than the matching cap, by bot."),
+        "usher_decision_budget_exhausted_total": ("counter", "Decisions that spent their time budget (limits.decision_budget), by bot."),
         "usher_rules_last_reload_successful": ("gauge", "1 if the last rule reload of the bot succeeded, 0 if the running rules are older than the files."),
         "usher_rules_info": ("gauge", "The rule-set version each bot is running (value 1; only the live version has a series)."),
         "usher_ready": ("gauge", "1 once the worker has caught up with the store."),
