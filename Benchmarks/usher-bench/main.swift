@@ -3,7 +3,8 @@
 //     swift run -c release usher-bench [--quick]
 //
 // Prints decisions per second for bots/support, matching time per 75-byte message with 100,
-// 1,000 and 10,000 keyword rules plus 20 regexes, and the compile time of those rule sets.
+// 1,000 and 10,000 keyword rules plus 20 regexes, the compile time of those rule sets, and the
+// decision time of a bot with 500 catastrophic regexes under attack (BudgetBench).
 import Foundation
 import UsherBenchSupport
 import UsherEngine
@@ -16,10 +17,11 @@ _ = FileManager.default.changeCurrentDirectoryPath(
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path)
 
 BenchArguments.check(usage: """
-    usher-bench [--quick] [--only support|scale|compile|replay|worker|http]   (from the repository root; BENCHMARKS.md)
+    usher-bench [--quick] [--only support|scale|compile|budget|replay|worker|http]   (from the repository root; BENCHMARKS.md)
       decisions per second for bots/support, matching time per message with 100, 1,000 and
-      10,000 keyword rules plus 20 regexes, their compile time, replay, the worker on SQLite and
-      /healthz latency with 1,500 connections held against the HTTP server;
+      10,000 keyword rules plus 20 regexes, their compile time, decision time p50/p99/max of a
+      bot with 500 catastrophic regexes under attack beside bots/support, replay, the worker
+      on SQLite and /healthz latency with 1,500 connections held against the HTTP server;
       --quick: fewer iterations; --only: one part (for profiling)
     """, flags: ["--quick"], values: ["--only"])
 let quick = CommandLine.arguments.contains("--quick")
@@ -222,6 +224,7 @@ if only == "compile" {
     let files = syntheticBot(rules: 10_000)
     for _ in 0..<3 { _ = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files) }
 }
+if only == nil || only == "budget" { BudgetBench.run(quick: quick) }
 if only == nil || only == "replay" { replay() }
 if only == nil || only == "http" {
     print("HTTP server (/healthz, idle and with 1,500 connections held)")

@@ -28,11 +28,27 @@ public struct DiagnosticPrinter: Sendable {
         diagnostics.sortedForDisplay().map(render).joined()
     }
 
+    /// The most characters of a source line quoted; a longer line is cut around the column
+    /// (a one-line rule file can hold an 879 KB regex, which printed whole would bury the error).
+    public static let maxExcerpt = 120
+
     private func excerpt(at location: SourceLocation?) -> String {
-        guard let loc = location, let text = sources[loc.file]?.line(loc.line) else { return "" }
+        guard let loc = location, let line = sources[loc.file]?.line(loc.line) else { return "" }
+        let scalars = Array(line.unicodeScalars)
+        let column = max(0, loc.column - 1)
+        // The window: the whole line when it fits, else `maxExcerpt` characters with the column
+        // a third of the way in (what led up to the problem matters less than the problem).
+        var start = 0, end = scalars.count
+        if scalars.count > Self.maxExcerpt {
+            start = min(max(0, column - Self.maxExcerpt / 3), scalars.count - Self.maxExcerpt)
+            end = start + Self.maxExcerpt
+        }
+        var text = start > 0 ? "…" : ""
+        text.unicodeScalars.append(contentsOf: scalars[start..<end])
+        if end < scalars.count { text += "…" }
         // Keep tabs as tabs so the caret lines up with what the terminal shows.
-        var pad = ""
-        for (i, scalar) in text.unicodeScalars.enumerated() where i < loc.column - 1 {
+        var pad = start > 0 ? " " : ""
+        for scalar in scalars[start..<min(max(start, column), end)] {
             pad.append(scalar == "\t" ? "\t" : (Self.isWide(scalar) ? "  " : " "))
         }
         return "    \(text)\n    \(pad)^\n"

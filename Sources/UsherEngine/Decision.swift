@@ -28,6 +28,8 @@ public struct Decision: Sendable {
     public var trace: [RuleTrace]?
     /// Things operators should know: regex limits hit, a truncated message.
     public var events: [EngineEvent]
+    /// Set when the decision spent its time budget (`limits.decision_budget`) before it was done.
+    public var budgetExhausted: BudgetExhaustion?
 
     public init(outcome: Outcome, effects: [Effect], state: ConversationState, ruleSetVersion: String,
                 trace: [RuleTrace]? = nil, events: [EngineEvent] = []) {
@@ -69,8 +71,39 @@ public enum Effect: Sendable, Hashable {
 
 /// Something an operator should know about a decision.
 public enum EngineEvent: Sendable, Hashable {
+    /// A regex gave up: `limit` is PCRE2's "match limit", "depth limit" or "heap limit", the
+    /// pattern's own "time limit", or `decisionBudget` for the regex at which the decision's
+    /// budget ran out (reported once a decision; `Decision.budgetExhausted` has the rest).
     case regexLimit(rule: String, pattern: String, limit: String)
     case truncated(bytes: Int)
+
+    /// The `limit` of a `regexLimit` where the decision's time budget ran out.
+    public static let decisionBudget = "decision budget"
+}
+
+/// A decision that spent its time budget: the regexes of `rules` counted as no match, the first
+/// because the budget ran out while (or before) it ran, the others unrun. Rules without a regex
+/// were still evaluated.
+public struct BudgetExhaustion: Sendable, Hashable {
+    /// The bot's `limits.decision_budget`.
+    public var budget: Duration
+    /// The rules whose regexes counted as no match for want of time, in the order tried.
+    public var rules: [String]
+
+    public init(budget: Duration, rules: [String]) {
+        self.budget = budget
+        self.rules = rules
+    }
+
+    /// The budget as bot.yaml writes it: `10ms`, `2s`.
+    public var budgetText: String { Self.text(budget) }
+
+    /// `10ms`, `2s` (`1.5ms` for what bot.yaml cannot write).
+    public static func text(_ budget: Duration) -> String {
+        let ms = Double(budget.components.seconds) * 1000 + Double(budget.components.attoseconds) / 1e15
+        if ms >= 1000, ms.truncatingRemainder(dividingBy: 1000) == 0 { return "\(Int(ms / 1000))s" }
+        return ms == ms.rounded() ? "\(Int(ms))ms" : "\(ms)ms"
+    }
 }
 
 /// Why a rule did or did not fire.

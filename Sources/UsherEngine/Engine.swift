@@ -1,9 +1,11 @@
 public import Foundation
 public import UsherRules
-import UsherText
+public import UsherText
 
 /// The pure decision function: `(rule set, conversation state, message, now) → decision`.
-/// No I/O, no clock, no globals — time is passed in (DESIGN.md §3, "Evaluation order").
+/// No I/O, no globals, and no clock of its own — `now` is passed in, and the monotonic clock
+/// that bounds a decision's time (`limits.decision_budget`) is injected (`Options.clock`)
+/// (DESIGN.md §3, "Evaluation order").
 public enum Engine {
     /// Knobs that do not change what a rule means.
     public struct Options: Sendable {
@@ -11,9 +13,13 @@ public enum Engine {
         public var trace: Bool
         /// Longer messages are truncated for matching, and the truncation is reported.
         public var maxMessageBytes: Int
-        public init(trace: Bool = false, maxMessageBytes: Int = 16_384) {
+        /// The clock the decision's time budget (`limits.decision_budget`) is measured on: the
+        /// machine's, or a test's manual one.
+        public var clock: MonotonicClock
+        public init(trace: Bool = false, maxMessageBytes: Int = 16_384, clock: MonotonicClock = .system) {
             self.trace = trace
             self.maxMessageBytes = maxMessageBytes
+            self.clock = clock
         }
     }
 

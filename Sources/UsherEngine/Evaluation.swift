@@ -25,7 +25,10 @@ struct Evaluation {
         self.now = now
         self.idle = idle
         self.options = options
-        self.matcher = MessageMatcher(ruleSet: ruleSet, text: message.text, maxBytes: options.maxMessageBytes)
+        // The budget counts from here; a bot without regexes has nothing it could run out on.
+        let deadline = ruleSet.patterns.isEmpty ? nil : options.clock.now() + ruleSet.bot.decisionBudget
+        self.matcher = MessageMatcher(ruleSet: ruleSet, text: message.text, maxBytes: options.maxMessageBytes,
+                                      deadline: deadline, clock: options.clock)
     }
 
     consuming func decide() -> Decision {
@@ -105,8 +108,12 @@ struct Evaluation {
         let events = matcher.events
         let version = ruleSet.version
         let trace = options.trace ? self.trace : nil
-        return Decision(outcome: outcome, effects: effects, state: state, ruleSetVersion: version,
-                        trace: trace, events: events)
+        var decision = Decision(outcome: outcome, effects: effects, state: state, ruleSetVersion: version,
+                                trace: trace, events: events)
+        if matcher.outOfTime {
+            decision.budgetExhausted = BudgetExhaustion(budget: ruleSet.bot.decisionBudget, rules: matcher.starvedRules)
+        }
+        return decision
     }
 
     /// Verdicts (and their texts) are only built when tracing.
@@ -168,6 +175,12 @@ struct Evaluation {
             if let present = none.first(where: hits.contains) { return "keyword '\(ruleSet.keywords.normalizedKeyword(present))' is present" }
             return "keywords"
         case let .regex(ids):
+            if let budget = ids.first(where: { matcher.match(pattern: $0, rule: rule) == .outOfTime }) {
+                let spent = BudgetExhaustion.text(ruleSet.bot.decisionBudget)
+                return budget == matcher.stoppedPattern
+                    ? "regex '\(Self.abbreviate(ruleSet.patterns[budget].source))' ran out of the decision's time budget (\(spent)); counted as no match"
+                    : "regex not run: the decision's time budget (\(spent)) was spent; counted as no match"
+            }
             let limited = ids.filter { if case .limitHit = matcher.match(pattern: $0, rule: rule) { true } else { false } }
             if !limited.isEmpty { return "regex hit its \(limited.map { matcher.limitName($0) }.joined(separator: ", ")) (counted as no match)" }
             return "no match for regex " + ids.map { "'\(Self.abbreviate(ruleSet.patterns[$0].source))'" }.joined(separator: ", ")

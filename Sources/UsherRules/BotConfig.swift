@@ -31,6 +31,9 @@ public struct BotConfig: Sendable {
     public var idleReset: TimeInterval?
     public var maxBotReplies: Int?
     public var loopGuard: LoopGuard?
+    /// The most time one decision may spend matching: once it is spent, the regexes of the
+    /// rules left count as no match (`limits.decision_budget`).
+    public var decisionBudget: Duration = BotConfig.defaultDecisionBudget
     public var handoff: HandoffDefaults
     /// Conversations this bot answers when several bots share a store: globs over the
     /// conversation's channel. Empty: every conversation no other bot claims.
@@ -56,6 +59,11 @@ public struct BotConfig: Sendable {
         self.handoff = handoff
         self.path = path
     }
+
+    /// `limits.decision_budget` when bot.yaml does not set it.
+    public static let defaultDecisionBudget: Duration = .milliseconds(10)
+    /// The values `limits.decision_budget` may take.
+    public static let decisionBudgetRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(60)
 
     public func scheduleIndex(named name: String) -> Int? {
         schedules.firstIndex { $0.name == name }

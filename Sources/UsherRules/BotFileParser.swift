@@ -58,10 +58,15 @@ struct BotFileParser {
             for (pattern, itemNode) in items {
                 let matches = expand(pattern, relativeTo: dir)
                 if matches.isEmpty {
-                    reader.error("missing-rule-file", pattern.contains(where: { "*?[".contains($0) })
-                                 ? "no rule file matches '\(pattern)' (relative to \(dir.isEmpty ? "." : dir))"
-                                 : "rule file '\(pattern)' does not exist (paths are relative to the bot file's folder, \(dir.isEmpty ? "." : dir))",
-                                 at: itemNode)
+                    let folder = dir.isEmpty ? "." : dir
+                    let message = if pattern.contains(where: { "*?[".contains($0) }) {
+                        "no rule file matches '\(pattern)' (relative to \(folder))"
+                    } else if files.isDirectory(Self.resolve(pattern, relativeTo: dir)) {
+                        "'\(pattern)' is a folder, not a rule file (relative to \(folder)); name the files in it, like '\(pattern.hasSuffix("/") ? String(pattern.dropLast()) : pattern)/*.yaml'"
+                    } else {
+                        "rule file '\(pattern)' does not exist (paths are relative to the bot file's folder, \(folder))"
+                    }
+                    reader.error("missing-rule-file", message, at: itemNode)
                     ok = false
                 }
                 for file in matches where !ruleFiles.contains(file) { ruleFiles.append(file) }
@@ -93,6 +98,7 @@ struct BotFileParser {
 
         var maxReplies: Int?
         var loopGuard: BotConfig.LoopGuard?
+        var decisionBudget = BotConfig.defaultDecisionBudget
         if let node = m["limits"], let l = reader.mapping(node, "'limits'", allowed: Self.limitKeys) {
             if let n = l["max_bot_replies"] {
                 maxReplies = reader.integer(n, "'max_bot_replies'", in: 1...1_000_000)
@@ -104,6 +110,9 @@ struct BotFileParser {
                 let within = reader.require(g["within"], "within", in: n, "'loop_guard'", example: "within: 1m")
                     .flatMap { reader.duration($0, "'within'") }
                 if let replies, let within { loopGuard = .init(replies: replies, within: within) } else { ok = false }
+            }
+            if let n = l["decision_budget"] {
+                if let budget = parseDecisionBudget(n) { decisionBudget = budget } else { ok = false }
             }
         }
 
@@ -128,7 +137,27 @@ struct BotFileParser {
                             schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,
                             loopGuard: loopGuard, handoff: handoff, path: path)
         bot.channels = channels
+        bot.decisionBudget = decisionBudget
         return bot
+    }
+
+    /// `decision_budget: 10ms` (or `2s`): a whole number of milliseconds or seconds, within
+    /// `BotConfig.decisionBudgetRange`.
+    private func parseDecisionBudget(_ node: YAMLNode) -> Duration? {
+        guard let text = reader.text(node, "'decision_budget'") else { return nil }
+        let range = BotConfig.decisionBudgetRange
+        let unit: Duration? = text.hasSuffix("ms") ? .milliseconds(1) : text.hasSuffix("s") ? .seconds(1) : nil
+        let digits = text.dropLast(text.hasSuffix("ms") ? 2 : 1)
+        guard let unit, !digits.isEmpty, digits.allSatisfy(\.isASCII), let n = Int(digits), n <= 1_000_000 else {
+            reader.error("invalid-duration", "'\(text)' is not a time budget for 'decision_budget'; write milliseconds or seconds, like 10ms or 1s", at: node)
+            return nil
+        }
+        let budget = unit * n
+        guard range.contains(budget) else {
+            reader.error("out-of-range", "'decision_budget' must be between 1ms and 60s, found \(text)", at: node)
+            return nil
+        }
+        return budget
     }
 
     /// Lowercase letters, digits and '-' (and '_' for rule and list names), starting with a
@@ -143,11 +172,16 @@ struct BotFileParser {
 
     /// Expands a relative path or glob against `dir`, sorted.
     func expand(_ pattern: String, relativeTo dir: String) -> [String] {
-        let full = Self.normalise(pattern.hasPrefix("/") || dir.isEmpty ? pattern : dir + "/" + pattern)
+        let full = Self.resolve(pattern, relativeTo: dir)
         guard pattern.contains(where: { "*?[".contains($0) }) else {
             return files.isFile(full) ? [full] : []
         }
         return files.glob(full)
+    }
+
+    /// A path of bot.yaml, relative to its folder `dir` unless absolute, normalised.
+    static func resolve(_ pattern: String, relativeTo dir: String) -> String {
+        normalise(pattern.hasPrefix("/") || dir.isEmpty ? pattern : dir + "/" + pattern)
     }
 
     static func diskGlob(_ pattern: String) -> [String] {

@@ -90,10 +90,10 @@ extension JSONSchema {
         ],
     ]
 
-    /// `limits: {max_bot_replies, loop_guard}`.
+    /// `limits: {max_bot_replies, loop_guard, decision_budget}`.
     package static let botLimits: JSONSchema = [
         "type": "object",
-        "description": "Safety limits; when one is reached the bot hands off instead of replying.",
+        "description": "Safety limits: when max_bot_replies or loop_guard is reached the bot hands off instead of replying; decision_budget bounds the time one message may take.",
         "additionalProperties": false,
         "properties": [
             "max_bot_replies": [
@@ -103,6 +103,13 @@ extension JSONSchema {
                 "description": "At most this many bot replies per session; then the bot hands off.",
             ],
             "loop_guard": botLoopGuard,
+            "decision_budget": [
+                "type": "string",
+                "pattern": "^[0-9]+(ms|s)$",
+                "default": "10ms",
+                "description": "The most time one message's decision may spend, from 1ms to 60s, in milliseconds or seconds: 10ms, 1s. Once it is spent, the regexes of the rules not yet tried count as no match (a regex running then is stopped), and the decision is flagged in its trace, the log and the metrics. Default: 10ms.",
+                "examples": ["10ms", "50ms"],
+            ],
         ],
     ]
 

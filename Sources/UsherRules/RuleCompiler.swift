@@ -342,8 +342,8 @@ final class RuleCompiler {
             if p.matchesEmpty {
                 reader.warning("regex-matches-empty", "this regex matches the empty string, so it matches every message; make part of it required (use + instead of *)", at: node)
             }
-            if p.hasNestedUnboundedQuantifier {
-                reader.warning("catastrophic-regex", "this regex nests unbounded repeats (like (a+)+), which can take exponential time on long messages; rewrite it without a repeat inside a repeat", at: node)
+            if let risk = p.backtrackingRisk {
+                reader.warning("catastrophic-regex", risk.advice, at: node)
             }
             return patterns.count - 1
         } catch {

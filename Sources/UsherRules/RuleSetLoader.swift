@@ -80,6 +80,16 @@ public enum RuleSetLoader {
             }
         }
 
+        /// Whether `path` is a folder (in memory: some file's path starts with it and a '/').
+        func isDirectory(_ path: String) -> Bool {
+            switch self {
+            case .disk:
+                var isDir: ObjCBool = false
+                return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+            case let .memory(files): return files.keys.contains { $0.hasPrefix(path + "/") }
+            }
+        }
+
         /// Glob matches, sorted.
         func glob(_ pattern: String) -> [String] {
             switch self {

@@ -1,6 +1,6 @@
 import Foundation
 public import UsherRules
-import UsherDiagnostics
+public import UsherDiagnostics
 import Synchronization
 
 /// One bot in a running worker: its current rule set, swapped atomically on reload; a broken
@@ -16,25 +16,39 @@ public final class BotRuntime: Sendable {
 
     /// The folder or bot.yaml the bot was started from.
     public let path: String
+    /// Where the warnings of each load go (`rules-warning`); nil: nowhere.
+    private let log: Logger?
     private let current: Mutex<RuleSet>
+    private let currentWarnings: Mutex<[Diagnostic]>
     private let lastReloadOK = Mutex(true)
     /// The loaded files and the modification times of them and their folders.
     private let watched: Mutex<(files: [String], stamps: [String: Date])>
 
-    /// Loads the bot; fails with the rendered diagnostics when it has errors.
-    public init(path: String) throws(RuntimeError) {
+    /// Loads the bot; fails with the rendered diagnostics when it has errors. The load's
+    /// warnings (a catastrophic regex, a rule that can never fire) are logged to `log`, as are
+    /// those of every reload that swaps new rules in.
+    public init(path: String, log: Logger? = nil) throws(RuntimeError) {
         self.path = path
+        self.log = log
         let result = RuleSetLoader.loadBot(at: path)
         guard let ruleSet = result.ruleSet else {
             throw RuntimeError("bot-invalid", "\(path) has errors; run 'usher check \(path)':\n" + Self.render(result))
         }
         current = Mutex(ruleSet)
+        currentWarnings = Mutex(Self.warnings(of: result))
         let files = ruleSet.sources.map(\.path)
         watched = Mutex((files, Self.stamps(of: files)))
+        logWarnings(ruleSet)
     }
 
     /// The rule set decisions use now.
     public var ruleSet: RuleSet { current.withLock { $0 } }
+
+    /// The warnings of the load that gave `ruleSet`, as `usher check` prints their headlines.
+    public var warnings: [Diagnostic] { currentWarnings.withLock { $0 } }
+
+    /// At most this many `rules-warning` lines per load; then one line says how many more.
+    static let maxLoggedWarnings = 20
 
     public var id: String { ruleSet.bot.id }
 
@@ -59,7 +73,29 @@ public final class BotRuntime: Sendable {
             rs = fresh
             return true
         }
-        return swapped ? .reloaded(version: fresh.version) : .unchanged
+        guard swapped else { return .unchanged }
+        currentWarnings.withLock { $0 = Self.warnings(of: result) }
+        logWarnings(fresh)
+        return .reloaded(version: fresh.version)
+    }
+
+    private static func warnings(of result: LoadResult) -> [Diagnostic] {
+        result.diagnostics.filter { $0.severity == .warning }.sortedForDisplay()
+    }
+
+    /// One `rules-warning` line per warning of the rules now running (the first
+    /// `maxLoggedWarnings`), then `rules-warnings-more` with the count of the rest.
+    private func logWarnings(_ ruleSet: RuleSet) {
+        guard let log, log.enabled(.warning) else { return }
+        let all = warnings
+        for d in all.prefix(Self.maxLoggedWarnings) {
+            log.warning("rules-warning", ["bot": ruleSet.bot.id, "version": ruleSet.version, "code": d.code,
+                                          "at": d.location.map { "\($0)" }, "warning": d.message])
+        }
+        if all.count > Self.maxLoggedWarnings {
+            log.warning("rules-warnings-more", ["bot": ruleSet.bot.id, "version": ruleSet.version,
+                                                "count": all.count - Self.maxLoggedWarnings, "hint": "usher check \(path) lists them all"])
+        }
     }
 
     /// Whether any loaded file changed since the last load, or a file was added to or removed

@@ -57,12 +57,17 @@ public final class Metrics: Sendable {
         "usher_store_errors_total": ("counter", "Store operations that failed, by bot and code."),
         "usher_regex_limit_hits_total": ("counter", "Regexes that hit a match, depth, heap or time limit, by bot and rule."),
         "usher_truncated_messages_total": ("counter", "Messages longer than the matching cap, by bot."),
+        "usher_decision_budget_exhausted_total": ("counter", "Decisions that spent their time budget (limits.decision_budget), by bot."),
         "usher_rules_last_reload_successful": ("gauge", "1 if the last rule reload of the bot succeeded, 0 if the running rules are older than the files."),
-        "usher_rules_info": ("gauge", "The rule-set version each bot is running (value 1)."),
+        "usher_rules_info": ("gauge", "The rule-set version each bot is running (value 1; only the live version has a series)."),
         "usher_ready": ("gauge", "1 once the worker has caught up with the store."),
         "usher_decision_seconds": ("histogram", "Time to decide one message."),
         "usher_end_to_end_seconds": ("histogram", "From a message stored to its effects committed."),
     ]
+
+    /// Info gauges: setting one series drops the others that agree on the named label. A bot
+    /// runs one rule-set version at a time, so the versions it ran before must not still read 1.
+    private static let oneSeriesPer: [String: String] = ["usher_rules_info": "bot"]
 
     private let state = Locked(State())
 
@@ -75,7 +80,15 @@ public final class Metrics: Sendable {
 
     public func set(_ name: String, _ labels: KeyValuePairs<String, String> = [:], to value: Double) {
         let key = Series(name, labels)
-        state.withLock { $0.gauges[key] = value }
+        let exclusive = Self.oneSeriesPer[name].flatMap { label in key.labels.first { $0.key == label } }
+        state.withLock { s in
+            if let exclusive {
+                for other in s.gauges.keys where other.name == name && other != key && other.labels.contains(exclusive) {
+                    s.gauges[other] = nil
+                }
+            }
+            s.gauges[key] = value
+        }
     }
 
     public func observe(_ name: String, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {

@@ -12,7 +12,8 @@ import UsherStore
 /// now (an ISO 8601 time, or seconds since 1970), `id` to one derived from the line's number
 /// and content (so feeding the same input again after a restart appends nothing twice — give
 /// real ids when lines can move). `channel` and `locale` set the conversation's fields. Unknown
-/// keys are ignored. The JSON is read by the project's one reader (strict, nested at most 64
+/// keys are ignored; a key given twice is an error naming it. A line may start with a UTF-8
+/// byte-order mark. The JSON is read by the project's one reader (strict, nested at most 64
 /// levels deep), which says where a line stops being JSON.
 enum InputLine {
     struct Malformed: Error {
@@ -22,7 +23,10 @@ enum InputLine {
     }
 
     /// The message a line describes, or `Malformed` saying what is wrong with it.
-    static func parse(_ bytes: ArraySlice<UInt8>, number: Int, source: String, now: Date) throws(Malformed) -> NewMessage {
+    static func parse(_ line: ArraySlice<UInt8>, number: Int, source: String, now: Date) throws(Malformed) -> NewMessage {
+        // A byte-order mark (Windows tools write one at the start of a file) is not part of the
+        // JSON; nor of the line's id, so the same line gets the same id with or without one.
+        let bytes = line.starts(with: [0xEF, 0xBB, 0xBF]) ? line.dropFirst(3) : line
         // The JSON reader turns invalid UTF-8 into U+FFFD; a line fed to the store must not.
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw Malformed(message: "not valid UTF-8")

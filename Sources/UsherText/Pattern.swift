@@ -4,19 +4,24 @@ internal import CPCRE2
 ///
 /// `@unchecked Sendable`: pcre2api(3), "Multithreading": a compiled pattern "is thread-safe, that
 /// is, the same compiled pattern can be used by more than one thread simultaneously" (JIT
-/// compilation happens once, in `init`), and a context whose values never change "can be used by
-/// all the threads" — the match context here is set up in `init` and never changed. What must be
-/// per thread is per call or per thread: the match data (ovector and backtracking frames) is
-/// created for each call, the deadline lives in the calling thread's `MatchClock`, and the JIT
-/// stack is PCRE2's default 32 KiB on the calling thread's own stack.
+/// compilation happens once, in `init`). What must be per thread is per call or per thread: the
+/// match data (ovector and backtracking frames) is created for each call, the match context
+/// (whose limits are set for each call) and the deadline live in the calling thread's
+/// `MatchClock`, and the JIT stack is PCRE2's default 32 KiB on the calling thread's own stack.
 ///
 /// Limits: PCRE2 counts its match limit afresh at every start position, so on a long message a
 /// pattern that does just under the limit's work at each position could run for seconds. Each
 /// pattern is therefore compiled twice: as written, for messages up to `guardedLength` bytes
 /// (where positions × match limit stays small), and with a callout, `(?C255)`, at its start
 /// (after any `(*UTF)`-style options), which PCRE2 calls at each start position it tries and which
-/// ends the match once `PatternLimits.timeLimit` has passed. The callout costs some 30 ns per
-/// position tried and can turn off PCRE2's fastest start-of-match scanning, hence not always.
+/// ends the match once its deadline has passed. The callout costs some 30 ns per position tried
+/// and can turn off PCRE2's fastest start-of-match scanning, hence not always.
+///
+/// A budgeted match (`match(_:deadline:clock:)`, the engine's) also bounds the work at one start
+/// position, which the match limit alone does not bound in time (one step can scan the whole
+/// message): it runs in slices of the match limit, the first small, each next one as large as
+/// the time the last one took says still fits before the deadline, resuming where the last one
+/// stopped; a slice that cannot grow gives up with `.outOfTime`.
 public final class Pattern: @unchecked Sendable {
     /// The pattern as written.
     public let source: String
@@ -35,7 +40,10 @@ public final class Pattern: @unchecked Sendable {
     private let code: OpaquePointer
     /// The same pattern with the start callout; nil if it did not compile (never seen).
     private let guardedCode: OpaquePointer?
-    private let context: OpaquePointer
+    /// Whether a match that hit a slice's limit may go on from the start position where it
+    /// stopped: not with `\G` (it asserts the start offset) or backtracking verbs like (*SKIP)
+    /// (they choose where the next attempt starts).
+    private let resumable: Bool
     /// (name, group number) in name-table order; a name may repeat with `(?J)` or `(?|`.
     private let groups: [(name: String, number: Int)]
     private let syntax: PatternSyntax?
@@ -52,17 +60,9 @@ public final class Pattern: @unchecked Sendable {
             let scalars = source.utf8.prefix(errorOffset).reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
             throw PatternError(message: Self.errorMessage(errorCode), offset: scalars)
         }
-        guard let context = pcre2_match_context_create_8(nil) else {
-            pcre2_code_free_8(compiled)
-            throw PatternError(message: "out of memory", offset: 0)
-        }
         code = compiled
         guardedCode = Self.compile(Self.withStartCallout(source), &errorCode, &errorOffset)
-        self.context = context
-        pcre2_set_match_limit_8(context, limits.matchLimit)
-        pcre2_set_depth_limit_8(context, limits.depthLimit)
-        pcre2_set_heap_limit_8(context, limits.heapLimitKiB)
-        pcre2_set_callout_8(context, MatchClock.callout, nil)
+        resumable = !source.contains("\\G") && !source.contains("(*")
         isJIT = pcre2_jit_compile_8(compiled, PCRE2_JIT_COMPLETE) == 0
         if let guardedCode { _ = pcre2_jit_compile_8(guardedCode, PCRE2_JIT_COMPLETE) }
 
@@ -87,23 +87,27 @@ public final class Pattern: @unchecked Sendable {
             names.append(group.name)
         }
         captureNames = names
-        let empty = Self.run(code: compiled, context: context, groups: groups,
-                             text: UnsafeBufferPointer(start: nil, count: 0), options: 0, timeLimit: nil)
-        matchesEmpty = if case .match = empty { true } else { false }
+        let empty = Self.run(code: compiled, limits: limits, matchLimit: limits.matchLimit, groups: groups,
+                             text: UnsafeBufferPointer(start: nil, count: 0), from: 0, options: 0, deadline: nil)
+        matchesEmpty = if case .match = empty.result { true } else { false }
         syntax = PatternSyntax(source)
     }
 
     deinit {
-        pcre2_match_context_free_8(context)
         pcre2_code_free_8(code)
         if let guardedCode { pcre2_code_free_8(guardedCode) }
     }
 
-    /// True for a repetition of something that itself repeats, like `(a+)+` or `(\w+\s?)*`, which
-    /// can backtrack exponentially. A syntactic check: `(a|aa)+` is not caught, and a group whose
-    /// first or last character cannot be matched by its inner repetitions (`([a-z]+\.)+`) is
-    /// not flagged because it splits text only one way.
-    public var hasNestedUnboundedQuantifier: Bool { syntax?.hasNestedQuantifier ?? false }
+    /// True for a pattern that can backtrack exponentially (or polynomially, to a high degree): a
+    /// repetition of something that itself repeats, like `(a+)+` or `(\w+\s?)*`; an unbounded
+    /// repetition of alternatives that can match the same text, like `(a|aa)+` or `(\w|\d)+`;
+    /// three or more fixed repetitions of a part with an unbounded repeat, like `(.*a){12}`. A
+    /// syntactic check: a group whose first or last character cannot be matched by its inner
+    /// repetitions (`([a-z]+\.)+`) is not flagged because it splits text only one way.
+    public var hasNestedUnboundedQuantifier: Bool { backtrackingRisk != nil }
+
+    /// Which catastrophic shape the pattern has, if `hasNestedUnboundedQuantifier`.
+    public var backtrackingRisk: BacktrackingRisk? { syntax?.backtrackingRisk }
 
     /// If non-nil, every match implies that at least one of these literals occurs in the text
     /// (compare ASCII letters case-insensitively); nil when no such set is known.
@@ -120,10 +124,61 @@ public final class Pattern: @unchecked Sendable {
         match(text, options: 0)
     }
 
+    /// Runs the pattern over `text`, giving up with `.outOfTime` once `clock` reads `deadline`
+    /// (or already reads it), within the pattern's own limits. Counts as no match either way.
+    public func match(_ text: String, deadline: Duration, clock: MonotonicClock) -> PatternMatch {
+        text.withUTF8Bytes { match($0, options: PCRE2_NO_UTF_CHECK, deadline: deadline, clock: clock) }
+    }
+
     private func match(_ text: UnsafeBufferPointer<UInt8>, options: UInt32) -> PatternMatch {
         let guarded = text.count > Self.guardedLength ? guardedCode : nil
-        return Self.run(code: guarded ?? code, context: context, groups: groups, text: text, options: options,
-                        timeLimit: guarded == nil ? nil : limits.timeLimit)
+        let deadline = guarded.map { _ in (MonotonicClock.system.now() + limits.timeLimit, MonotonicClock.system) }
+        let run = Self.run(code: guarded ?? code, limits: limits, matchLimit: limits.matchLimit, groups: groups, text: text,
+                           from: 0, options: options, deadline: deadline)
+        return run.expired ? .limitHit("time limit") : run.result
+    }
+
+    /// The first slice's match limit: a few hundred microseconds of the slowest steps seen.
+    static let firstSlice = 10_000
+    /// How much larger each next slice may be, at most.
+    static let sliceGrowth = 4
+
+    private func match(_ text: UnsafeBufferPointer<UInt8>, options: UInt32, deadline budget: Duration,
+                       clock: MonotonicClock) -> PatternMatch {
+        var now = clock.now()
+        // The pattern's own time limit may come first; then running out is its "time limit".
+        let own = now + limits.timeLimit
+        let deadline = min(budget, own)
+        let expiry: PatternMatch = budget <= own ? .outOfTime : .limitHit("time limit")
+        guard now < deadline else { return expiry }
+        let ceiling = Int(limits.matchLimit)
+        var slice = min(ceiling, Self.firstSlice)
+        var guarded = text.count > Self.guardedLength && guardedCode != nil
+        var from = 0
+        var every = MatchClock.readEvery
+        while true {
+            let started = now
+            let run = Self.run(code: guarded ? guardedCode! : code, limits: limits, matchLimit: UInt32(slice), groups: groups,
+                               text: text, from: from, options: options, deadline: guarded ? (deadline, clock) : nil, every: every)
+            if run.expired { return expiry }
+            guard run.result == .limitHit("match limit"), slice < ceiling else { return run.result }
+            // The slice ran out at one start position: go on from there with a larger slice, as
+            // large as the time this one took says fits in what is left.
+            now = clock.now()
+            let left = deadline - now
+            guard left > .zero else { return expiry }
+            var next = min(ceiling, slice * Self.sliceGrowth)
+            let spent = now - started
+            if spent > .zero, spent * (Double(next) / Double(slice)) > left {
+                next = min(next, Int(Double(slice) * (left / spent)))
+            }
+            guard next > slice else { return expiry }
+            from = guarded && resumable ? run.lastStart : 0
+            // From the second slice on, the code with the callout, which reads the clock at
+            // every start position: a slow position is known to be there.
+            if guardedCode != nil { guarded = true; every = 1 }
+            slice = next
+        }
     }
 
     private static func compile(_ source: String, _ errorCode: inout Int32, _ errorOffset: inout Int) -> OpaquePointer? {
@@ -155,51 +210,69 @@ public final class Pattern: @unchecked Sendable {
             + String(decoding: bytes[offset...], as: UTF8.self)
     }
 
+    /// What one call of `pcre2_match` came to: the result, whether the callout's deadline
+    /// ended it, and the last start position the callout saw.
+    private struct Run {
+        var result: PatternMatch
+        var expired = false
+        var lastStart = 0
+    }
+
+    /// One call from start position `from`, with `matchLimit` and the pattern's other limits;
+    /// the callout (when `code` has it) ends it once `deadline`'s clock reads its time.
     private static func run(
-        code: OpaquePointer, context: OpaquePointer, groups: [(name: String, number: Int)],
-        text: UnsafeBufferPointer<UInt8>, options: UInt32, timeLimit: Duration?
-    ) -> PatternMatch {
-        guard let data = pcre2_match_data_create_from_pattern_8(code, nil) else { return .limitHit("heap limit") }
+        code: OpaquePointer, limits: PatternLimits, matchLimit: UInt32, groups: [(name: String, number: Int)],
+        text: UnsafeBufferPointer<UInt8>, from: Int, options: UInt32, deadline: (Duration, MonotonicClock)?,
+        every: Int = MatchClock.readEvery
+    ) -> Run {
+        guard let data = pcre2_match_data_create_from_pattern_8(code, nil) else { return Run(result: .limitHit("heap limit")) }
         defer { pcre2_match_data_free_8(data) }
-        let clock = MatchClock.current
-        clock.pointee.start(timeLimit: timeLimit)
+        let thread = MatchClock.current
+        let context = thread.pointee.context
+        pcre2_set_match_limit_8(context, matchLimit)
+        pcre2_set_depth_limit_8(context, limits.depthLimit)
+        pcre2_set_heap_limit_8(context, limits.heapLimitKiB)
+        thread.pointee.start(deadline: deadline?.0 ?? .zero, clock: deadline?.1, every: every)
         let result = withNonNullBase(text) { base, count in
-            var result = pcre2_match_8(code, base, count, 0, options, data, context)
+            var result = pcre2_match_8(code, base, count, from, options, data, context)
             if result == PCRE2_ERROR_JIT_STACKLIMIT {
                 // The JIT stack is small and fixed; the interpreter's depth and heap limits bound
                 // the rerun instead.
-                result = pcre2_match_8(code, base, count, 0, options | PCRE2_NO_JIT, data, context)
+                result = pcre2_match_8(code, base, count, from, options | PCRE2_NO_JIT, data, context)
             }
             return result
         }
-        if clock.pointee.expired { return .limitHit("time limit") }
+        let state = thread.pointee
+        thread.pointee.start(deadline: .zero, clock: nil, every: MatchClock.readEvery)   // holds no clock between calls
+        if state.expired { return Run(result: .outOfTime, expired: true, lastStart: state.lastStart) }
+        var run = Run(result: .noMatch, lastStart: state.lastStart)
         switch result {
         case PCRE2_ERROR_NOMATCH:
-            return .noMatch
+            return run
         case PCRE2_ERROR_MATCHLIMIT:
-            return .limitHit("match limit")
+            run.result = .limitHit("match limit")
         case PCRE2_ERROR_DEPTHLIMIT:
-            return .limitHit("depth limit")
+            run.result = .limitHit("depth limit")
         case PCRE2_ERROR_HEAPLIMIT, PCRE2_ERROR_NOMEMORY:
-            return .limitHit("heap limit")
+            run.result = .limitHit("heap limit")
         case PCRE2_ERROR_UTF8_ERR21...PCRE2_ERROR_UTF8_ERR1:
-            return .noMatch
-        case ..<0:
-            return .limitHit(errorMessage(result))
-        default:
             break
+        case ..<0:
+            run.result = .limitHit(errorMessage(result))
+        default:
+            var captures: [String: String] = [:]
+            let ovector = pcre2_get_ovector_pointer_8(data)!
+            let pairs = Int(pcre2_get_ovector_count_8(data))
+            for group in groups where group.number < pairs && captures[group.name] == nil {
+                let start = ovector[2 * group.number]
+                let end = ovector[2 * group.number + 1]
+                // An unset group reads as PCRE2_UNSET, which is -1 as an Int.
+                guard start >= 0, start <= end, end <= text.count else { continue }
+                captures[group.name] = String(decoding: UnsafeBufferPointer(rebasing: text[start..<end]), as: UTF8.self)
+            }
+            run.result = .match(captures: captures)
         }
-        var captures: [String: String] = [:]
-        let ovector = pcre2_get_ovector_pointer_8(data)!
-        let pairs = Int(pcre2_get_ovector_count_8(data))
-        for group in groups where group.number < pairs && captures[group.name] == nil {
-            let start = ovector[2 * group.number]
-            let end = ovector[2 * group.number + 1]
-            // An unset group reads as PCRE2_UNSET, which is -1 as an Int.
-            guard start >= 0, start <= end, end <= text.count else { continue }
-            captures[group.name] = String(decoding: UnsafeBufferPointer(rebasing: text[start..<end]), as: UTF8.self)
-        }
-        return .match(captures: captures)
+        return run
     }
 
     private static func errorMessage(_ code: Int32) -> String {

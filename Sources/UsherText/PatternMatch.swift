@@ -8,4 +8,7 @@ public enum PatternMatch: Sendable, Equatable {
     /// anything else that should never happen, PCRE2's error text). Counts as no match, and
     /// should be reported.
     case limitHit(String)
+    /// The time the caller gave (`Pattern.match(_:deadline:clock:)`) ran out first: the match was
+    /// stopped, or never started. Counts as no match.
+    case outOfTime
 }

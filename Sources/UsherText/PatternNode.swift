@@ -15,27 +15,82 @@ indirect enum PatternNode: Sendable {
 }
 
 extension PatternNode {
-    // MARK: Nested quantifiers
+    // MARK: Catastrophic backtracking
 
-    var hasNestedQuantifier: Bool {
+    /// The first shape in this node that can backtrack catastrophically, if any.
+    var backtrackingRisk: BacktrackingRisk? {
         switch self {
         case .char:
-            return false
+            return nil
         case .zeroWidth(let inner), .unknown(let inner):
-            return inner?.hasNestedQuantifier ?? false
+            return inner?.backtrackingRisk
         case .lookaround(let inner), .group(let inner, _):
-            return inner.hasNestedQuantifier
+            return inner.backtrackingRisk
         case .sequence(let items), .alternation(let items):
-            return items.contains(where: \.hasNestedQuantifier)
+            return items.lazy.compactMap(\.backtrackingRisk).first
         case .repetition(let inner, let min, let max, let possessive):
             if !possessive && Self.repeats(min: min, max: max) {
                 let repeated = inner.backtrackingRepetitions
                 if !repeated.isEmpty && (max == nil || repeated.contains(where: \.unbounded))
                     && !inner.isDelimited(against: repeated) {
-                    return true
+                    return .nestedRepeat
                 }
+                // `(a|aa)+`: alternatives that can take the same text, repeated without bound,
+                // split a run of it in exponentially many ways.
+                if max == nil && inner.hasOverlappingAlternatives { return .overlappingAlternatives }
             }
-            return inner.hasNestedQuantifier
+            // `(.*a){12}`: a fixed count of a part with an unbounded repeat that is not delimited
+            // splits the text in about n^count ways.
+            if !possessive, let max, max >= Self.polynomialCount {
+                let repeated = inner.backtrackingRepetitions
+                if repeated.contains(where: \.unbounded) && !inner.isDelimited(against: repeated) { return .repeatedUnboundedPart }
+            }
+            return inner.backtrackingRisk
+        }
+    }
+
+    /// From this many iterations on, a bounded repeat of an undelimited unbounded one counts as
+    /// catastrophic: n^3 on a 16 KiB message is already trillions of steps.
+    static let polynomialCount = 3
+
+    /// True for an alternation (perhaps in groups) where two single-character alternatives share
+    /// a character (`(\w|\d)`), or a longer alternative of single characters is made of
+    /// characters the single-character ones match (`(a|aa)`, `(ab|a|b)`).
+    private var hasOverlappingAlternatives: Bool {
+        var body = self
+        while case .group(let inner, atomic: false) = body { body = inner }
+        guard case .alternation(let branches) = body else { return false }
+        var singles: [CharSet] = []
+        var longer: [[CharSet]] = []
+        for branch in branches {
+            guard let chars = branch.fixedChars else { continue }
+            if chars.count == 1 {
+                if singles.contains(where: { !$0.isDisjoint(with: chars[0]) }) { return true }
+                singles.append(chars[0])
+            } else if chars.count > 1 {
+                longer.append(chars)
+            }
+        }
+        return longer.contains { chars in chars.allSatisfy { c in singles.contains { !$0.isDisjoint(with: c) } } }
+    }
+
+    /// The character sets of this node when it is a fixed run of single characters (`abc`,
+    /// `a{2}`, `[ab]c`), else nil.
+    private var fixedChars: [CharSet]? {
+        switch self {
+        case .char(let set, _): return [set]
+        case .group(let inner, atomic: false): return inner.fixedChars
+        case .sequence(let items):
+            var out: [CharSet] = []
+            for item in items {
+                guard let chars = item.fixedChars else { return nil }
+                out += chars
+            }
+            return out
+        case .repetition(let inner, let min, let max, _) where max == min && min <= 16:
+            guard let chars = inner.fixedChars else { return nil }
+            return Array(Array(repeating: chars, count: min).joined())
+        default: return nil
         }
     }
 

@@ -5,7 +5,8 @@ public import UsherRules
 /// The JSON shape of decisions and effects, shared by `usher explain --format json` and
 /// `usher replay --format json` so that tools read one shape.
 public enum DecisionJSON {
-    /// A decision as a JSON object: outcome, fired rules, effects, trace, state after.
+    /// A decision as a JSON object: outcome, fired rules, effects, trace, state after, and
+    /// `budget_exhausted` (`{budget, rules}`) when the decision spent its time budget.
     public static func object(_ d: Decision) -> [String: Any] {
         var o: [String: Any] = ["rule_set_version": d.ruleSetVersion, "fired": d.firedRules]
         o["outcome"] = outcomeName(d.outcome)
@@ -20,6 +21,9 @@ public enum DecisionJSON {
             case let .notReached(r): j["verdict"] = "not_reached"; j["reason"] = r
             }
             return j
+        }
+        if let spent = d.budgetExhausted {
+            o["budget_exhausted"] = ["budget": spent.budgetText, "rules": spent.rules] as [String: Any]
         }
         let s = d.state
         o["state"] = ["owner": s.owner.rawValue, "customer_messages": s.customerMessages, "bot_replies": s.botReplies,

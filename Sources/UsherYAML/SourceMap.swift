@@ -4,37 +4,68 @@
 struct SourceMap: Sendable {
     /// Why the bytes cannot be handed to libyaml.
     enum Failure: Error, Equatable {
-        /// The first byte of an ill-formed UTF-8 sequence, and where it is.
-        case invalidUTF8(UInt8, Mark)
+        /// A run of bytes that are not UTF-8 (up to `maxBytesShown` of them, then `more` bytes
+        /// not shown), and where it starts.
+        case invalidUTF8([UInt8], more: Int, Mark)
         /// A character libyaml refuses (a control character, U+FFFE, U+FFFF), and where it is.
         case invalidCharacter(Unicode.Scalar, Mark)
+        /// The spots past `maxReported`: how many, and where the first of them is.
+        case more(Int, Mark)
     }
+
+    /// Every bad spot of a text, in order.
+    struct Failures: Error, Equatable {
+        var list: [Failure]
+    }
+
+    /// At most this many bad spots are reported, then one line for the rest: a file in another
+    /// encoding has one on every line.
+    static let maxReported = 20
+    /// At most this many bytes of one run of invalid UTF-8 are shown.
+    static let maxBytesShown = 8
 
     let scalars: [Unicode.Scalar]
     /// The index in `scalars` of the first character of each line; never empty.
     let lineStarts: [Int]
 
-    /// Decodes and checks `bytes`, which hold no byte-order mark.
-    static func decode(_ bytes: [UInt8]) -> Result<SourceMap, Failure> {
+    /// Decodes and checks `bytes`, which hold no byte-order mark. On failure, every bad spot in
+    /// file order (a run of invalid bytes is one spot), at most `maxReported` and a `more`.
+    static func decode(_ bytes: [UInt8]) -> Result<SourceMap, Failures> {
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(bytes.count)
         var lineStarts = [0]
+        var failures: [Failure] = []
+        var spots = 0
+        var moreAt: Mark?
+        // The run of invalid bytes being read: its bytes, where it started.
+        var run: (bytes: [UInt8], count: Int, at: Mark)?
         var i = 0
         let n = bytes.count
         func here() -> Mark {
             Mark(line: lineStarts.count, column: scalars.count - lineStarts[lineStarts.count - 1] + 1)
         }
+        func report(_ failure: Failure, at mark: Mark) {
+            spots += 1
+            if spots <= maxReported { failures.append(failure) } else if moreAt == nil { moreAt = mark }
+        }
+        func endRun() {
+            guard let r = run else { return }
+            run = nil
+            report(.invalidUTF8(r.bytes, more: r.count - r.bytes.count, r.at), at: r.at)
+        }
         while i < n {
             let b0 = bytes[i]
-            var value: UInt32
+            var value: UInt32 = 0
             var length: Int
             switch b0 {
             case 0x00...0x7F: value = UInt32(b0); length = 1
             case 0xC2...0xDF: value = UInt32(b0 & 0x1F); length = 2
             case 0xE0...0xEF: value = UInt32(b0 & 0x0F); length = 3
             case 0xF0...0xF4: value = UInt32(b0 & 0x07); length = 4
-            default: return .failure(.invalidUTF8(b0, here()))
+            default: length = 0
             }
+            // How many bytes form a valid (prefix of a) sequence: all `length` of them when valid.
+            var valid = length == 0 ? 0 : 1
             if length > 1 {
                 // The second byte's range depends on the first (Unicode, table 3-7): this rejects
                 // overlong forms, surrogates and values above U+10FFFF.
@@ -47,18 +78,29 @@ struct SourceMap: Sendable {
                 default: (low, high) = (0x80, 0xBF)
                 }
                 for k in 1..<length {
-                    guard i + k < n else { return .failure(.invalidUTF8(b0, here())) }
+                    guard i + k < n else { break }
                     let b = bytes[i + k]
                     let ok = k == 1 ? (b >= low && b <= high) : (b >= 0x80 && b <= 0xBF)
-                    guard ok else { return .failure(.invalidUTF8(b0, here())) }
+                    guard ok else { break }
                     value = value << 6 | UInt32(b & 0x3F)
+                    valid += 1
                 }
             }
+            guard length > 0, valid == length else {
+                // A maximal ill-formed subpart stands as one U+FFFD, as `String(decoding:)` shows
+                // it, so the columns of what follows match the quoted line.
+                let part = max(1, valid)
+                if run == nil { run = ([], 0, here()) }
+                run!.bytes += bytes[i..<i + part].prefix(maxBytesShown - run!.bytes.count)
+                run!.count += part
+                scalars.append("\u{FFFD}")
+                i += part
+                continue
+            }
+            endRun()
             // Only valid scalar values get here.
             let scalar = Unicode.Scalar(value)!
-            guard isPrintable(value) else {
-                return .failure(.invalidCharacter(scalar, here()))
-            }
+            if !isPrintable(value) { report(.invalidCharacter(scalar, here()), at: here()) }
             i += length
             scalars.append(scalar)
             switch value {
@@ -70,7 +112,9 @@ struct SourceMap: Sendable {
                 break
             }
         }
-        return .success(SourceMap(scalars: scalars, lineStarts: lineStarts))
+        endRun()
+        if let moreAt { failures.append(.more(spots - maxReported, moreAt)) }
+        return failures.isEmpty ? .success(SourceMap(scalars: scalars, lineStarts: lineStarts)) : .failure(Failures(list: failures))
     }
 
     /// libyaml's rule (reader.c): tab, line breaks, printable ASCII, NEL and the rest of the BMP

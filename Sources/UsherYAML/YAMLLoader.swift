@@ -34,21 +34,36 @@ public enum YAMLLoader {
             body.removeFirst(3)
         }
 
+        // UTF-16 would be a bad byte or a NUL every other byte: one error says it all.
+        if body.starts(with: [0xFF, 0xFE]) || body.starts(with: [0xFE, 0xFF]) {
+            diagnostics.append(.error(
+                "invalid-utf8", "the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8", at: origin))
+            return (nil, diagnostics)
+        }
         let map: SourceMap
         switch SourceMap.decode(body) {
         case .success(let decoded):
             map = decoded
-        case .failure(.invalidUTF8(let byte, let mark)):
-            diagnostics.append(.error(
-                "invalid-utf8", "invalid UTF-8 byte 0x\(hex(UInt32(byte), width: 2)); save the file as UTF-8",
-                at: at(mark)))
-            return (nil, diagnostics)
-        case .failure(.invalidCharacter(let scalar, let mark)):
-            let v = scalar.value
-            let kind = v < 0x20 || (0x7F...0x9F).contains(v) ? "control character" : "character"
-            diagnostics.append(.error(
-                "invalid-character", "\(kind) U+\(hex(v, width: 4)) is not allowed in YAML files; remove it",
-                at: at(mark)))
+        case .failure(let failures):
+            for failure in failures.list {
+                switch failure {
+                case .invalidUTF8(let bad, let more, let mark):
+                    let shown = bad.map { "0x" + hex(UInt32($0), width: 2) }.joined(separator: " ") + (more > 0 ? " …" : "")
+                    let what = bad.count + more == 1 ? "invalid UTF-8 byte \(shown)" : "\(bad.count + more) bytes of invalid UTF-8 (\(shown))"
+                    diagnostics.append(.error("invalid-utf8", "\(what); save the file as UTF-8", at: at(mark)))
+                case .invalidCharacter(let scalar, let mark):
+                    let v = scalar.value
+                    let kind = v < 0x20 || (0x7F...0x9F).contains(v) ? "control character" : "character"
+                    diagnostics.append(.error(
+                        "invalid-character", "\(kind) U+\(hex(v, width: 4)) is not allowed in YAML files; remove it",
+                        at: at(mark)))
+                case .more(let count, let mark):
+                    diagnostics.append(.error(
+                        failures.list.contains { if case .invalidUTF8 = $0 { true } else { false } } ? "invalid-utf8" : "invalid-character",
+                        "and \(count) more place\(count == 1 ? "" : "s") from here on that \(count == 1 ? "is" : "are") not UTF-8 text; save the file as UTF-8",
+                        at: at(mark)))
+                }
+            }
             return (nil, diagnostics)
         }
         let source = SourceText(path: path, text: String(decoding: body, as: UTF8.self))

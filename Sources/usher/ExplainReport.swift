@@ -37,8 +37,14 @@ struct ExplainReport {
             out += "Effects:\n"
             for e in decision.effects { out += "  " + Self.describe(e) + "\n" }
         }
+        if let spent = decision.budgetExhausted {
+            let n = spent.rules.count
+            out += paint("warning: ", "33") + "the decision spent its time budget (\(spent.budgetText), limits.decision_budget in bot.yaml) at rule '\(spent.rules[0])': the regex\(n == 1 ? "" : "es") of \(n == 1 ? "that rule" : "\(n) rules from there on") counted as no match\n"
+        }
         for e in decision.events {
             switch e {
+            case let .regexLimit(_, _, limit) where limit == EngineEvent.decisionBudget:
+                break   // said above, with the rules it cost
             case let .regexLimit(rule, pattern, limit):
                 out += paint("warning: ", "33") + "regex '\(pattern)' of rule '\(rule)' hit its \(limit); counted as no match\n"
             case let .truncated(bytes):

@@ -79,7 +79,7 @@ enum RunCommand: Command {
 
         var bots: [BotRuntime] = []
         for path in a.positionals {
-            do { bots.append(try BotRuntime(path: path)) } catch {
+            do { bots.append(try BotRuntime(path: path, log: log)) } catch {
                 Terminal.err("usher run: \(error.message)")
                 return .failure
             }

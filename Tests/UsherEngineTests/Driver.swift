@@ -2,12 +2,15 @@ import Foundation
 import Testing
 import UsherEngine
 import UsherRules
+import UsherText
 
 /// A conversation driven through the engine with a manual clock.
 struct Driver {
     let ruleSet: RuleSet
     var state: ConversationState
     var now: Date
+    /// The clock decisions' time budgets run on (the machine's unless a test sets a manual one).
+    var clock: MonotonicClock = .system
     private var counter = 0
 
     /// Loads `rules` (a rule file) with `bot` (extra bot.yaml lines).
@@ -27,7 +30,7 @@ struct Driver {
         counter += 1
         let m = Message(id: "m\(counter)", conversationID: state.conversationID, from: from, senderID: senderID,
                         senderName: name, text: text, at: now)
-        let d = Engine.decide(ruleSet, state, m, now: now, options: .init(trace: true))
+        let d = Engine.decide(ruleSet, state, m, now: now, options: .init(trace: true, clock: clock))
         state = d.state
         now = now.addingTimeInterval(1)
         return d

@@ -455,6 +455,19 @@ let brokenCases: [BrokenCase] = [
     """#, expected: [
         #"b/rules.yaml:4:19: warning: [catastrophic-regex] this regex nests unbounded repeats (like (a+)+), which can take exponential time on long messages; rewrite it without a repeat inside a repeat"#,
     ]),
+    BrokenCase(name: "catastrophic alternatives and repeated parts", rules: #"""
+    version: 1
+    rules:
+      - id: as
+        when: {regex: '^(a|aa)+b'}
+        then: [reply: "ok"]
+      - id: twelve
+        when: {regex: '(.*a){12}x'}
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:19: warning: [catastrophic-regex] this regex repeats alternatives that can match the same text (like (a|aa)+), which can take exponential time on long messages; make the alternatives start differently, or merge them (a+)"#,
+        #"b/rules.yaml:7:19: warning: [catastrophic-regex] this regex repeats a part with an unbounded repeat several times (like (.*a){12}), which can take time growing with a high power of the message length; make the repeat stop at a character the rest cannot match (like ([^a]*a){12})"#,
+    ]),
     BrokenCase(name: "unknown time zone", rules: okRule, bot: #"""
     bot: test
     timezone: Asia/Shangai
@@ -487,6 +500,12 @@ let brokenCases: [BrokenCase] = [
     """#, expected: [
         #"b/bot.yaml:2:21: error: [missing-rule-file] rule file 'faq.yaml' does not exist (paths are relative to the bot file's folder, b)"#,
     ]),
+    BrokenCase(name: "a folder named like a rule file", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml, faq.yaml]
+    """#, extraFiles: ["b/faq.yaml/en.yaml": okRule], expected: [
+        #"b/bot.yaml:2:21: error: [missing-rule-file] 'faq.yaml' is a folder, not a rule file (relative to b); name the files in it, like 'faq.yaml/*.yaml'"#,
+    ]),
     BrokenCase(name: "invalid bot id", rules: okRule, bot: #"""
     bot: Support Bot
     rules: [rules.yaml]
@@ -510,6 +529,21 @@ let brokenCases: [BrokenCase] = [
       loop_guard: {replies: 3}
     """#, expected: [
         #"b/bot.yaml:4:15: error: [missing-key] 'loop_guard' needs 'within'; add a line like 'within: 1m'"#,
+    ]),
+    BrokenCase(name: "decision budget without a unit", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml]
+    limits: {decision_budget: 10}
+    """#, expected: [
+        #"b/bot.yaml:3:27: error: [invalid-duration] '10' is not a time budget for 'decision_budget'; write milliseconds or seconds, like 10ms or 1s"#,
+    ]),
+    BrokenCase(name: "decision budget too long", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml]
+    limits:
+      decision_budget: 90s
+    """#, expected: [
+        #"b/bot.yaml:4:20: error: [out-of-range] 'decision_budget' must be between 1ms and 60s, found 90s"#,
     ]),
     BrokenCase(name: "duplicate rule id across files", rules: okRule, bot: #"""
     bot: test
@@ -580,6 +614,21 @@ struct BinaryRuleFileTests {
         let result = RuleSetLoader.loadBot(at: dir.path)
         let got = result.diagnostics.map { "\($0.location!.line):\($0.location!.column): \($0.code): \($0.message)" }
         #expect(got == ["3:12: invalid-utf8: invalid UTF-8 byte 0xE9; save the file as UTF-8"])
+        #expect(result.ruleSet == nil)
+    }
+}
+
+@Suite("Folders where files belong")
+struct FolderRuleFileTests {
+    /// `rules.yaml` made a folder by mistake is said to be one, not "does not exist".
+    @Test func aFolderNamedRulesYaml() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("rules.yaml"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("bot: test\nrules: [rules.yaml]\n".utf8).write(to: dir.appendingPathComponent("bot.yaml"))
+        let result = RuleSetLoader.loadBot(at: dir.path)
+        let got = result.diagnostics.map { "\($0.location!.line):\($0.location!.column): \($0.code): \($0.message)" }
+        #expect(got == ["2:9: missing-rule-file: 'rules.yaml' is a folder, not a rule file (relative to \(dir.path)); name the files in it, like 'rules.yaml/*.yaml'"])
         #expect(result.ruleSet == nil)
     }
 }

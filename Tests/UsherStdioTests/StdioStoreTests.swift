@@ -261,6 +261,17 @@ struct StdioStoreTests {
         #expect(try parse(#"{"conversation":"c","text":"hi","at":1764468000.5}"#).at == Date(timeIntervalSince1970: 1_764_468_000.5))
         #expect(try parse(#" {"conversation":"c","text":"hi","at":null,"id":null,"extra":{"a":[1,{}]}}"#).at == Date(timeIntervalSince1970: 0))
         #expect(throws: InputLine.Malformed.self) { try parse(#"{"conversation":"c","text":"hi","at":true}"#) }
+        // A byte-order mark before the object is read past, and leaves the derived id alone.
+        let marked = try parse("\u{FEFF}" + #"{"conversation":"c","text":"hi"}"#, number: 7)
+        #expect(marked.conversationID == "c" && marked.text == "hi" && marked.id == "stdin-7-c8260439864bde8d")
+        // A key given twice is refused, naming it: which of two conversations was meant is unknown.
+        do {
+            _ = try parse(#"{"conversation":"c1","text":"hi","conversation":"c2"}"#)
+            Issue.record("a duplicate conversation key was accepted")
+        } catch {
+            #expect(error.message == "invalid JSON: duplicate key 'conversation'")
+            #expect(error.column == 34)
+        }
         do {
             _ = try parse(#"{"conversation":"c","text":"é",}"#)
             Issue.record("a trailing comma was accepted")

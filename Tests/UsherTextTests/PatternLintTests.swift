@@ -15,6 +15,12 @@ import UsherText
         (#"(?i)(x+x+)+y"#, true),
         (#"(?=(a+)+b)"#, true),
         (#"(?x) ( a + ) + $"#, true),
+        (#"^(a|aa)+b"#, true),
+        (#"(?:\w|\d)+$"#, true),
+        (#"(ab|a|b)*c"#, true),
+        (#"(a|a{2})+"#, true),
+        (#"(.*a){12}x"#, true),
+        (#"(\d+,?){3}"#, true),
         // Safe shapes.
         (#"a+b+c*"#, false),
         (#"(ab)+"#, false),
@@ -30,6 +36,12 @@ import UsherText
         (#"(a++)+"#, false),
         (#"(a+)?"#, false),
         (#"(a+){2}"#, false),
+        (#"(ab|a)+"#, false),
+        (#"(a|b|cd)+"#, false),
+        (#"(a|aa){1,2}"#, false),
+        (#"(?>a|aa)+"#, false),
+        (#"(\w+\.){3}"#, false),
+        (#"(\d{3}-){3}"#, false),
         (#"(a{1,3}){1,3}"#, false),
         (#"\(a+\)+"#, false),
         (#"[(a+)+]"#, false),
@@ -39,6 +51,15 @@ import UsherText
     ])
     func nestedQuantifier(source: String, expected: Bool) throws {
         #expect(try Pattern(source).hasNestedUnboundedQuantifier == expected)
+    }
+
+    @Test(arguments: [
+        (#"(a+)+$"#, BacktrackingRisk.nestedRepeat),
+        (#"^(a|aa)+b"#, .overlappingAlternatives),
+        (#"(.*a){12}x"#, .repeatedUnboundedPart),
+    ])
+    func riskNamesTheShape(source: String, expected: BacktrackingRisk) throws {
+        #expect(try Pattern(source).backtrackingRisk == expected)
     }
 
     @Test(arguments: [

@@ -45,6 +45,11 @@ struct YAMLDiagnosticTests {
         .init("surrogate", bytes: [0x61, 0x3A, 0x20, 0xED, 0xA0, 0x80], ["invalid-utf8@1:4"], parses: false),
         .init("above U+10FFFF", bytes: [0x61, 0x3A, 0x20, 0xF4, 0x90, 0x80, 0x80], ["invalid-utf8@1:4"], parses: false),
         .init("utf-16 bom", bytes: [0xFF, 0xFE, 0x61, 0x00], ["invalid-utf8@1:1"], parses: false),
+        .init("every bad spot", bytes: Array("a: caf".utf8) + [0xE9] + Array("\nb: cr".utf8) + [0xE8, 0x6D, 0x65, 0x0A]
+              + Array("c: ".utf8) + [0xFF, 0xFE, 0x78, 0x0A], ["invalid-utf8@1:7", "invalid-utf8@2:6", "invalid-utf8@3:4"],
+              parses: false),
+        .init("bad bytes and a control character", bytes: [0x61, 0x3A, 0x20, 0xC3, 0x0A, 0x62, 0x3A, 0x20, 0x07, 0x0A],
+              ["invalid-utf8@1:4", "invalid-character@2:4"], parses: false),
         .init("bell character", "a: 1\nb: x\u{7}y\n", ["invalid-character@2:5"], parses: false),
         .init("nul byte", "a: \u{0}\n", ["invalid-character@1:4"], parses: false),
         .init("C1 control", "a: \u{90}\n", ["invalid-character@1:4"], parses: false),
@@ -181,6 +186,34 @@ struct YAMLDiagnosticTests {
             #expect(d.path == "t.yaml")
             #expect(summary(diagnostics) == ["empty-file@1:1"])
         }
+    }
+
+    @Test func invalidUTF8MessagesShowTheBytesOfEachRun() {
+        let latin1: [UInt8] = Array("a: caf".utf8) + [0xE9]
+        let cut: [UInt8] = Array("\nb: ".utf8) + [0xE4, 0xB8, 0xFF, 0xFF]
+        let many: [UInt8] = Array("\nc: ".utf8) + [UInt8](repeating: 0xFF, count: 12)
+        let bytes = latin1 + cut + many
+        #expect(YAMLLoader.load(path: "t.yaml", bytes: bytes).1.map(\.message) == [
+            "invalid UTF-8 byte 0xE9; save the file as UTF-8",
+            "4 bytes of invalid UTF-8 (0xE4 0xB8 0xFF 0xFF); save the file as UTF-8",
+            "12 bytes of invalid UTF-8 (0xFF 0xFF 0xFF 0xFF 0xFF 0xFF 0xFF 0xFF …); save the file as UTF-8",
+        ])
+        #expect(YAMLLoader.load(path: "t.yaml", bytes: [0xFE, 0xFF, 0x00, 0x61]).1.map(\.message)
+            == ["the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8"])
+    }
+
+    /// A file in Latin-1 has a bad byte on every line: the first 20 are reported, then one line
+    /// for the rest, at the first of them.
+    @Test func invalidUTF8ReportsAreCapped() throws {
+        let line: [UInt8] = Array("- caf".utf8) + [0xE9, 0x0A]
+        let bytes = Array([[UInt8]](repeating: line, count: 100).joined())
+        let (document, diagnostics) = YAMLLoader.load(path: "t.yaml", bytes: bytes)
+        #expect(document == nil)
+        #expect(diagnostics.count == 21)
+        #expect(summary(Array(diagnostics.prefix(2))) == ["invalid-utf8@1:6", "invalid-utf8@2:6"])
+        let last = try #require(diagnostics.last)
+        #expect(summary([last]) == ["invalid-utf8@21:6"])
+        #expect(last.message == "and 80 more places from here on that are not UTF-8 text; save the file as UTF-8")
     }
 
     @Test func tabReportsAreCapped() {
