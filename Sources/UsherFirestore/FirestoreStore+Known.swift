@@ -50,6 +50,24 @@ struct Known {
         }
     }
 
+    /// The messages after `after` up to the end of the range, at most `limit`, in the intake's
+    /// order; nil when the range does not start at or before `after` or holds none after it.
+    func page(after: FirestoreStore.Position?, limit: Int) -> [(StoredMessage, FirestoreStore.Position)]? {
+        guard let to else { return nil }
+        if let after {
+            guard after.date >= from, after < to else { return nil }
+        } else if from != .distantPast {
+            return nil
+        }
+        var out: [(StoredMessage, FirestoreStore.Position)] = []
+        for byID in messages.values {
+            for (m, p) in byID.values where p <= to && after.map({ p > $0 }) ?? true { out.append((m, p)) }
+        }
+        guard !out.isEmpty else { return nil }
+        out.sort { $0.1 < $1.1 }
+        return Array(out.prefix(limit))
+    }
+
     /// The conversation's messages from `floor`, if the range holds all of them up to `inbound`.
     func messages(of conversation: String, from floor: Date, through inbound: FirestoreStore.Position)
         -> [(StoredMessage, FirestoreStore.Position)]? {

@@ -242,7 +242,13 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             let due = m.lastSweep[bot].map { now - $0 >= options.sweepInterval } ?? true
             return (behind || due, behind)
         }
-        var found = try await messages(after: after, limit: limit)
+        // What the range already holds (a batch's read ahead of the intake), else a query.
+        var found: [(StoredMessage, Position)]
+        if !sweep, let held = memory.withLock({ $0.known[bot]?.page(after: after, limit: limit) }) {
+            found = held
+        } else {
+            found = try await messages(after: after, limit: limit)
+        }
         // Messages of one instant in the order they were written.
         found.sort { $0.1.arrivedBefore($1.1) }
         // The page ends at its last inbound message, not at Usher's own replies after it: they

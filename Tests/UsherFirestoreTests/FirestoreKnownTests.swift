@@ -61,6 +61,24 @@ struct FirestoreKnownTests {
         try await store.close()
     }
 
+    @Test("what a batch read ahead of the intake is the next page, without a query")
+    func readAheadIsTheNextPage() async throws {
+        let store = try await openStore()
+        var sent: [StoredMessage] = []
+        for i in 0..<3 { sent.append(try await customer(store, "c\(i)", "hello", at: Self.t0.addingTimeInterval(Double(i)))) }
+        let first = try await store.pending(bot: ConformanceSuite.bot.id, after: .start, limit: 1)
+        #expect(first.messages.map(\.id) == [sent[0].id])
+        #expect(try await store.commit(batch: [ConformanceSuite.sampleCommit(sent[0], after: nil, reply: "hi")]) == [.committed])
+        let before = queries(store)
+        let next = try await store.pending(bot: ConformanceSuite.bot.id, after: first.end, limit: 10)
+        #expect(next.messages.map(\.id) == [sent[1].id, sent[2].id], "in the intake's order, Usher's reply left out")
+        #expect(queries(store) == before, "no query: the batch's read ahead holds them")
+        let after = try await store.pending(bot: ConformanceSuite.bot.id, after: next.end, limit: 10)
+        #expect(after.messages.isEmpty)
+        #expect(queries(store) == before + 1, "past the range: a query")
+        try await store.close()
+    }
+
     @Test("a page that does not go on where the last one ended drops what was read: commits read their conversation")
     func brokenRangeReadsTheConversation() async throws {
         let store = try await openStore()
