@@ -29,6 +29,11 @@ final class SQLiteConnection: @unchecked Sendable {
     /// The file the connection opened (nil for `:memory:`): a path that names another file, or
     /// none, means the database was deleted or replaced under the store (`checkFile`).
     let identity: FileIdentity?
+    /// Set after an error that leaves the handle read-only: it is opened again (`reopen`)
+    /// before its next use.
+    var isStale = false
+    /// `checkFile` found the path naming another file, or none.
+    private var replaced = false
     /// When `checkFile` last looked at the path.
     private var checkedFile = ContinuousClock.now
 
@@ -75,13 +80,18 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// Throws `fileReplaced` when the path no longer names the file this connection has open
     /// (deleted, or another file moved there): what is written through it would go to a file
-    /// nobody else opens. A `stat` of the path, at most once per `every`.
+    /// nobody else opens. A `stat` of the path, at most once per `every`; once it found the file
+    /// gone, every call throws.
     func checkFile(every interval: Duration = .milliseconds(250)) throws(StoreError) {
         guard let identity else { return }
+        if replaced { throw StoreError.fileReplaced(path) }
         let now = ContinuousClock.now
         guard now - checkedFile >= interval else { return }
         checkedFile = now
-        if !identity.isStill(at: path) { throw StoreError.fileReplaced(path) }
+        if !identity.isStill(at: path) {
+            replaced = true
+            throw StoreError.fileReplaced(path)
+        }
     }
 
     deinit {

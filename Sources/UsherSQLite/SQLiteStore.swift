@@ -246,8 +246,8 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
     ///
     /// Before `body`, at most every 250 ms, the path is checked to still name the file open
     /// (`StoreError` `sqlite-file-replaced` when not). After an error that leaves the handle
-    /// read-only (`sqlite-readonly`), the connection is opened again before the error is
-    /// thrown, so that the caller's next try writes once the file is writable.
+    /// read-only (`sqlite-readonly`), the next call opens the connection again first, so that it
+    /// writes once the file is writable.
     func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await perform(on: thread, connection, body)
     }
@@ -257,26 +257,31 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
         if lifecycle.withLock({ $0.closed }) { throw StoreError.closed(path) }
         var backoff = options.retryBackoff
         var attempt = 0
+        let options = options
+        let writer = connection === self.connection
         while true {
             do {
                 return try await thread.run(stopped: StoreError.closed(path)) {
-                    try connection.checkFile()
-                    return try body(connection)
-                }
-            } catch let error as StoreError where error.code == SQLiteConnection.reopenCode {
-                let options = options
-                let writer = connection === self.connection
-                try await thread.run(stopped: StoreError.closed(path)) {
-                    // Still read-only (not mended yet): the next call fails as this one did.
-                    do {
-                        try connection.reopen { db in
-                            if writer { try Self.configureWriter(db, options) } else { try Self.configureReader(db, options) }
+                    if connection.isStale {
+                        do {
+                            try connection.reopen { db in
+                                if writer { try Self.configureWriter(db, options) } else { try Self.configureReader(db, options) }
+                            }
+                            connection.isStale = false
+                        } catch let replaced as StoreError where replaced.code == StoreError.fileReplacedCode {
+                            throw replaced
+                        } catch {
+                            // Not openable now: the old handle stays, and fails as it did.
                         }
-                    } catch let replaced as StoreError where replaced.code == StoreError.fileReplacedCode {
-                        throw replaced
-                    } catch {}
+                    }
+                    try connection.checkFile()
+                    do {
+                        return try body(connection)
+                    } catch let error as StoreError where error.code == SQLiteConnection.reopenCode {
+                        connection.isStale = true
+                        throw error
+                    }
                 }
-                throw error
             } catch let error as StoreError where error.code == "busy" && attempt < options.busyRetries {
                 attempt += 1
                 counters.withLock { $0.busyRetries += 1 }
