@@ -59,6 +59,21 @@ struct StoreFaultTests {
         }
     }
 
+    /// Once the fault is mended: the worker answers everything, says ready again, has said the
+    /// failure (`code`) and the recovery once each, and stops cleanly; then the rows are counted
+    /// and `store` closed.
+    static func expectRecovered(_ worker: WorkerProcess, _ port: Int, from code: String, _ conversations: [String],
+                                in store: SQLiteStore, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await drain(store, bot: "crash")
+        try await waitUntilReady(port, worker, sourceLocation: sourceLocation)
+        let log = worker.log
+        #expect(count(log, event: "store-error", code: code) == 1, "said once, not per retry:\n\(log)", sourceLocation: sourceLocation)
+        #expect(count(log, event: "store-recovered") == 1, "\(log)", sourceLocation: sourceLocation)
+        #expect(worker.terminate().status == 0, sourceLocation: sourceLocation)
+        try await expectEachAnsweredOnce(conversations, in: store, sourceLocation: sourceLocation)
+        try await store.close()
+    }
+
     /// Lines of the worker's log with `event` and `code`.
     static func count(_ log: String, event: String, code: String? = nil) -> Int {
         log.split(separator: "\n").filter { $0.contains("event=\(event) ") && (code == nil || $0.contains("code=\(code!) ")) }.count
@@ -99,14 +114,7 @@ struct StoreFaultTests {
         #expect(try await Self.replies(ids, in: check) == 0)
 
         #expect(chmod(scratch.db, 0o644) == 0)
-        try await drain(check, bot: "crash")
-        try await Self.waitUntilReady(port, worker)
-        let log = worker.log
-        #expect(Self.count(log, event: "store-error", code: "sqlite-readonly") == 1, "said once, not per retry:\n\(log)")
-        #expect(Self.count(log, event: "store-recovered") == 1, "\(log)")
-        #expect(worker.terminate().status == 0)
-        try await Self.expectEachAnsweredOnce(ids, in: check)
-        try await check.close()
+        try await Self.expectRecovered(worker, port, from: "sqlite-readonly", ids, in: check)
     }
 
     // MARK: - Deleted
@@ -177,14 +185,7 @@ struct StoreFaultTests {
         #expect(try await Self.replies(ids, in: store) == 0)
 
         #expect(unlink(filler) == 0)
-        try await drain(store, bot: "crash")
-        try await Self.waitUntilReady(port, worker)
-        let log = worker.log
-        #expect(Self.count(log, event: "store-error", code: "sqlite-full") == 1, "said once, not per retry:\n\(log)")
-        #expect(Self.count(log, event: "store-recovered") == 1, "\(log)")
-        #expect(worker.terminate().status == 0)
-        try await Self.expectEachAnsweredOnce(ids, in: store)
-        try await store.close()
+        try await Self.expectRecovered(worker, port, from: "sqlite-full", ids, in: store)
     }
 
     /// Writes zeros to `path` until the file system says it is full.
@@ -232,14 +233,7 @@ struct StoreFaultTests {
 
         #expect(sqlite3_exec(holder, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
         held = false
-        try await drain(store, bot: "crash")
-        try await Self.waitUntilReady(port, worker)
-        let log = worker.log
-        #expect(Self.count(log, event: "store-error", code: "busy") == 1, "said once, not per retry:\n\(log)")
-        #expect(Self.count(log, event: "store-recovered") == 1, "\(log)")
-        #expect(worker.terminate().status == 0)
-        try await Self.expectEachAnsweredOnce(ids, in: store)
-        try await store.close()
+        try await Self.expectRecovered(worker, port, from: "busy", ids, in: store)
     }
 }
 
