@@ -99,9 +99,9 @@ run: deps build
 # Measured 2026-12-05 on the 2-core machine, fresh clone: build 85-92 s, then unit 3-4 s (6 s with
 # two other processes spinning on the cores), system 131-161 s; `make test` about 4 minutes.
 SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests|UsherFirestoreTests)\. \
-  |^UsherRuntimeTests\.(WorkerTests|HTTPTests|HTTPServerTests|NotificationDeliveryTests|SlowWriteTests|LateNotificationTests)/ \
+  |^UsherRuntimeTests\.(WorkerTests|HTTPTests|HTTPServerTests|NotificationDeliveryTests|SlowWriteTests|LateNotificationTests|WorkerFaultTests)/ \
   |^UsherStoreTests\.ChangeSignalTests/ \
-  |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests)/ \
+  |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests|FileFaultTests)/ \
   |^UsherHTTPTests\.HTTPClientWaitTests/
 empty :=
 SYSTEM_FILTER := $(subst $(empty) $(empty),,$(strip $(SYSTEM_TESTS)))

@@ -100,7 +100,7 @@ extension Worker {
                         let woke = await ChangeSignal.first(of: waits, timeout: timeout)
                         if woke == 0 || woke == nil { try await collect() } else { schedule.signalled() }
                     case let .waitForChanges(after, timeout):
-                        try await shared.waitForChanges(after: after, timeout: timeout)
+                        try await retrying(bot, "wait") { try await shared.waitForChanges(after: after, timeout: timeout) }
                     case let .idle(after, timeout, signalGeneration):
                         if !reportedReady, schedule.hasCaughtUp {
                             reportedReady = true

@@ -12,7 +12,8 @@ public struct ShutdownDeadline: Error, CustomStringConvertible {
 
 /// `usher run`: catches up on the store's backlog, then follows new messages; decides each with
 /// the engine and commits its effects through the store. Conversations run in parallel, each in
-/// order; store errors are retried with backoff; a stop request finishes the messages in flight.
+/// order; transient store errors are retried with backoff, any other ends `run()` with it
+/// (`StoreHealth`); a stop request finishes the messages in flight.
 ///
 /// Per bot, batches go through two stages: one is read (claiming its conversations) and decided
 /// while those before it are written (up to `writesInFlight` at once), their conversations left
@@ -97,6 +98,8 @@ public final class Worker: Sendable {
     /// again each batch).
     let leases = Locked<[String: Date]>([:])
     private let caughtUp = Atomic<Int>(0)
+    /// Whether the store calls go through (`retrying`): `/healthz`, `/readyz`, `usher_ready`.
+    let health = Locked(StoreHealth())
     /// Each bot's share of its conversations among the workers reading it (`heartbeat`).
     let shares = Locked<[String: Share]>([:])
 
@@ -127,10 +130,17 @@ public final class Worker: Sendable {
 
     public var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
-    /// Whether every bot has caught up with the backlog once (`/readyz`).
+    /// Whether every bot has caught up with the backlog once (`/readyz` also wants the store
+    /// working: `storeStatus`).
     public var isReady: Bool { caughtUp.load(ordering: .relaxed) >= bots.count }
 
-    /// Runs until `requestStop()` (or the task is cancelled); then releases its leases.
+    /// Whether the store calls go through, are being retried, or failed for good.
+    public var storeStatus: StoreHealth.Status { health.withLock { $0.status } }
+
+    /// Runs until `requestStop()` (or the task is cancelled); then releases its leases. Throws
+    /// the first store error that retrying cannot mend (after stopping the rest), and
+    /// `ShutdownDeadline`; a transient error that a stop request cut short is no failure: what
+    /// it held is decided again at the next start.
     public func run() async throws {
         log.info("worker-start", ["worker": workerID, "bots": bots.map(\.id).joined(separator: ",")])
         // Said alive first, then warmed up, then who else is looked at again: workers started
@@ -170,10 +180,25 @@ public final class Worker: Sendable {
                 group.cancelAll()   // the deadline's wait
             } catch {
                 // One part failed (or the deadline passed): the others stop too.
+                let asked = isStopping
                 requestStop()
                 group.cancelAll()
-                throw error
+                if error is ShutdownDeadline { throw error }
+                if health.withLock({ $0.fatal != nil }) {
+                    // A part failed for good and stopped the worker: thrown below.
+                } else if asked, Self.isTransient(error) || error is CancellationError {
+                    log.warning("stopped-while-failing", ["error": "\(error)",
+                                                          "note": "the work in flight was let go; it is decided at the next start"])
+                } else {
+                    // Said on /healthz and /readyz until the process ends.
+                    health.withLock { $0.failedForGood(StoreHealth.Failure(bot: "", operation: "run", error: error)) }
+                    throw error
+                }
             }
+        }
+        if case let .failed(failure) = storeStatus {
+            // A part gave up on a failure retrying cannot mend, and stopped the worker.
+            throw StoreError(failure.code, failure.message)
         }
         if let shared {
             for bot in bots {
@@ -209,9 +234,28 @@ public final class Worker: Sendable {
     }
 
     /// Takes the store's input in until it ends, then waits until every bot has decided all of
-    /// it, and asks the worker to stop.
+    /// it, and asks the worker to stop. A stop request first ends the intake where it is (what it
+    /// has not read is taken in at the next start: the input again).
     private func takeIn(_ intake: any IntakeStore) async throws {
-        let end = try await intake.takeIn()
+        let seen = stopSignal.generation
+        let ended: IntakeEnd? = try await withThrowingTaskGroup(of: IntakeEnd?.self) { race in
+            race.addTask { try await intake.takeIn() }
+            race.addTask {
+                while !self.isStopping, !Task.isCancelled { await self.stopSignal.wait(since: seen, timeout: .seconds(3600)) }
+                return nil
+            }
+            defer { race.cancelAll() }
+            do {
+                return try await race.next()!
+            } catch is CancellationError where isStopping {
+                return nil
+            }
+        }
+        guard let end = ended else {
+            log.info("intake-stopped", ["note": "stopped reading input at a stop request; what was not read yet is taken in "
+                                                + "when the same input is given again"])
+            return
+        }
         log.log(.info, end.event, pairs: end.fields)
         while !isStopping {
             var pending = false
@@ -358,8 +402,14 @@ public final class Worker: Sendable {
 
     /// Said once per bot, the first time its loop runs out of work (`/readyz`).
     func reportCaughtUp(_ bot: BotRuntime, at position: String) {
-        if caughtUp.add(1, ordering: .relaxed).newValue >= bots.count { metrics.set("usher_ready", to: 1) }
+        caughtUp.add(1, ordering: .relaxed)
+        updateReadyGauge()
         log.info("caught-up", ["bot": bot.id, "cursor": position])
+    }
+
+    /// `usher_ready`: 1 while `/readyz` would say ready (caught up, the store working).
+    private func updateReadyGauge() {
+        metrics.set("usher_ready", to: isReady && storeStatus == .working ? 1 : 0)
     }
 
     /// The next batch: pending messages of conversations this worker holds, claiming those it
@@ -630,27 +680,92 @@ public final class Worker: Sendable {
         }
     }
 
-    /// Runs a store operation, retrying transient failures with exponential backoff (and every
-    /// failure while the worker is not stopping), counting errors by code.
+    /// Runs a store operation, retrying transient failures with exponential backoff (from
+    /// `retryDelay` to `maxRetryDelay`) while the worker is not stopping, and counting errors by
+    /// code. The log and the endpoints hear of it through `health`: once when the store starts
+    /// failing (and for each new code), once when it works again — never once per retry. Any
+    /// other failure is for good: logged as `store-failed`, the worker is asked to stop, and
+    /// `run()` throws it, even where the caller lets the error go.
     func retrying<T: Sendable>(_ bot: BotRuntime, _ what: String, _ body: @Sendable () async throws -> T) async throws -> T {
         var delay = options.retryDelay
+        var call: Int?
+        /// Tells `health` the failing call ended, and logs what that changed.
+        func end(succeeded: Bool) {
+            guard let call else { return }
+            let now = uptime()
+            if let change = health.withLock({ $0.ended(call, succeeded: succeeded, now: now) }) { report(change) }
+        }
         while true {
+            let failure: any Error
             do {
-                return try await body()
-            } catch let error as StoreError {
-                metrics.increment("usher_store_errors_total", ["bot": bot.id, "code": error.code])
-                log.warning("store-error", ["bot": bot.id, "operation": what, "code": error.code, "error": error.message])
-                guard error.isTransient, !isStopping else { throw error }
+                let value = try await body()
+                end(succeeded: true)
+                return value
             } catch is CancellationError {
+                end(succeeded: false)
                 throw CancellationError()
             } catch {
-                metrics.increment("usher_store_errors_total", ["bot": bot.id, "code": "unknown"])
-                log.warning("store-error", ["bot": bot.id, "operation": what, "error": "\(error)"])
-                if isStopping { throw error }
+                failure = error
             }
-            try await Task.sleep(for: delay)
+            let failed = StoreHealth.Failure(bot: bot.id, operation: what, error: failure)
+            metrics.increment("usher_store_errors_total", ["bot": bot.id, "code": failed.code])
+            guard Self.isTransient(failure) else {
+                end(succeeded: false)
+                failForGood(failed)
+                throw failure
+            }
+            if isStopping {
+                end(succeeded: false)
+                throw failure
+            }
+            let id = call ?? health.withLock { $0.begin() }
+            call = id
+            let now = uptime()
+            if let change = health.withLock({ $0.failed(id, failed, now: now) }) { report(change) }
+            if await pause(delay) || Task.isCancelled {
+                end(succeeded: false)
+                if isStopping { throw failure }
+                throw CancellationError()
+            }
             delay = min(delay * 2, options.maxRetryDelay)
         }
+    }
+
+    /// Whether `error` is worth retrying: a transient `StoreError`. Anything else — another
+    /// `StoreError`, an error of another kind — trying again cannot mend.
+    static func isTransient(_ error: any Error) -> Bool {
+        (error as? StoreError)?.isTransient ?? false
+    }
+
+    /// Logs a change of the store's health, and keeps `usher_ready` in step with `/readyz`.
+    private func report(_ change: StoreHealth.Change) {
+        switch change {
+        case let .failing(f):
+            log.warning("store-error", ["bot": f.bot, "operation": f.operation, "code": f.code, "error": f.message,
+                                        "retrying": "with backoff up to \(options.maxRetryDelay); /healthz and /readyz say 503 until it works"])
+        case let .recovered(after, failures):
+            log.info("store-recovered", ["after": "\(Self.seconds(after))s", "failures": failures])
+        }
+        updateReadyGauge()
+    }
+
+    /// A failure retrying cannot mend: said once, on `/healthz` and `/readyz` too, and the
+    /// worker stops; `run()` throws it.
+    private func failForGood(_ f: StoreHealth.Failure) {
+        let first = health.withLock { h -> Bool in
+            defer { h.failedForGood(f) }
+            return h.fatal == nil
+        }
+        guard first else { return }
+        log.error("store-failed", ["bot": f.bot, "operation": f.operation, "code": f.code, "error": f.message,
+                                   "note": "trying again cannot mend this; the worker stops and usher run exits 1"])
+        updateReadyGauge()
+        requestStop()
+    }
+
+    /// `d` in seconds, to the millisecond.
+    static func seconds(_ d: Duration) -> Double {
+        (d.seconds * 1000).rounded() / 1000
     }
 
 }

@@ -23,23 +23,75 @@ final class SQLiteConnection: @unchecked Sendable {
     var decoded = StateCache()
     /// What `WALCheckpointer.attach` returned, released when the connection closes.
     private var walHookContext: UnsafeMutableRawPointer?
+    /// The checkpointer attached, attached again when the connection is reopened.
+    private var checkpointer: WALCheckpointer?
+    private let readOnly: Bool
+    /// The file the connection opened (nil for `:memory:`): a path that names another file, or
+    /// none, means the database was deleted or replaced under the store (`checkFile`).
+    let identity: FileIdentity?
+    /// Set after an error that leaves the handle read-only: it is opened again (`reopen`)
+    /// before its next use.
+    var isStale = false
+    /// `checkFile` found the path naming another file, or none.
+    private var replaced = false
+    /// When `checkFile` last looked at the path.
+    private var checkedFile = ContinuousClock.now
 
     /// Opens (creating if needed) the database file at `path`.
     init(path: String, readOnly: Bool = false) throws(StoreError) {
         _ = Self.configured
         self.path = path
+        self.readOnly = readOnly
         self.cached = Array(repeating: nil, count: Query.allCases.count)
+        db = try Self.open(path, flags: readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        identity = FileIdentity(path: path)
+    }
+
+    private static func open(_ path: String, flags: Int32) throws(StoreError) -> OpaquePointer {
         var handle: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        let rc = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close_v2(handle)
             throw StoreError("sqlite-open", "cannot open SQLite database '\(path)': \(message)")
         }
-        db = handle
         sqlite3_extended_result_codes(handle, 1)
+        return handle
+    }
+
+    /// Closes the handle and opens the same file again (never creating it), then runs
+    /// `configure` on it and attaches the checkpointer again. For a handle SQLite opened
+    /// read-only because the file was not writable then: it stays read-only after the file is
+    /// made writable, a new one is not. Throws `fileReplaced` when the path names another file
+    /// now; when the file cannot be opened at all, keeps the old handle and throws.
+    func reopen(configure: (SQLiteConnection) throws -> Void) throws {
+        try checkFile(every: .zero)
+        let fresh = try Self.open(path, flags: readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
+        if let identity, !identity.isStill(at: path) {
+            sqlite3_close_v2(fresh)
+            throw StoreError.fileReplaced(path)
+        }
+        let checkpointer = checkpointer
+        close()
+        db = fresh
+        try configure(self)
+        if let checkpointer { attach(checkpointer) }
+    }
+
+    /// Throws `fileReplaced` when the path no longer names the file this connection has open
+    /// (deleted, or another file moved there): what is written through it would go to a file
+    /// nobody else opens. A `stat` of the path, at most once per `every`; once it found the file
+    /// gone, every call throws.
+    func checkFile(every interval: Duration = .milliseconds(250)) throws(StoreError) {
+        guard let identity else { return }
+        if replaced { throw StoreError.fileReplaced(path) }
+        let now = ContinuousClock.now
+        guard now - checkedFile >= interval else { return }
+        checkedFile = now
+        if !identity.isStill(at: path) {
+            replaced = true
+            throw StoreError.fileReplaced(path)
+        }
     }
 
     deinit {
@@ -55,6 +107,7 @@ final class SQLiteConnection: @unchecked Sendable {
     func attach(_ checkpointer: WALCheckpointer) {
         guard let db, walHookContext == nil else { return }
         walHookContext = checkpointer.attach(writer: db)
+        self.checkpointer = checkpointer
     }
 
     /// Process-wide settings, once, before the first connection: no memory statistics (they
@@ -167,12 +220,19 @@ final class SQLiteConnection: @unchecked Sendable {
         return s.optionalText(0)
     }
 
+    /// The code of errors that leave the handle unable to write until it is opened again
+    /// (`reopen`): SQLite opens a file it may not write read-only, and keeps it so.
+    static let reopenCode = "sqlite-readonly"
+
     static func error(_ rc: Int32, db: OpaquePointer?, doing what: String) -> StoreError {
         let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
         return error(rc, message: message, doing: what)
     }
 
     static func error(_ rc: Int32, message: String, doing what: String) -> StoreError {
+        // Transient: what the machine's owner can mend while the store waits (a lock, a full
+        // disk, a file or folder made read-only); the rest is the data's or the schema's, and
+        // trying again cannot mend it (docs/operations.md).
         switch rc & 0xff {
         case SQLITE_BUSY, SQLITE_LOCKED:
             return StoreError("busy", "the database is locked by another connection (\(message)) while \(what)", transient: true)
@@ -180,11 +240,41 @@ final class SQLiteConnection: @unchecked Sendable {
             return StoreError("sqlite-constraint", "\(message) while \(what)")
         case SQLITE_CORRUPT, SQLITE_NOTADB:
             return StoreError("sqlite-corrupt", "\(message) while \(what)")
-        case SQLITE_FULL, SQLITE_IOERR:
-            return StoreError("sqlite-io", "\(message) while \(what)", transient: true)
+        case SQLITE_FULL:
+            return StoreError("sqlite-full", "\(message) while \(what): the disk is full; free some space", transient: true)
+        case SQLITE_IOERR:
+            return StoreError("sqlite-io", "\(message) (code \(rc)) while \(what)", transient: true)
+        // Not SQLITE_READONLY_DBMOVED (8 | 4 << 8, a macro Swift does not import): a moved file.
+        case SQLITE_READONLY where rc != SQLITE_READONLY | (4 << 8), SQLITE_CANTOPEN, SQLITE_PERM:
+            return StoreError(Self.reopenCode, "\(message) (code \(rc)) while \(what): the database file, its -wal and -shm "
+                              + "files and their folder must be writable by this process", transient: true)
         default:
             return StoreError("sqlite", "\(message) (code \(rc)) while \(what)")
         }
+    }
+}
+
+/// A file's device and inode: what a path named when a connection opened it.
+struct FileIdentity: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// What `path` names now; nil for `:memory:`, or when it cannot be looked at.
+    init?(path: String) {
+        guard path != ":memory:", !path.isEmpty else { return nil }
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+    }
+
+    /// Whether `path` still names this file: false when it names another one or nothing at
+    /// all; true when it cannot be told (a folder this process may not search), so that a
+    /// passing permission problem does not end the store.
+    func isStill(at path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return errno != ENOENT && errno != ENOTDIR }
+        return UInt64(st.st_dev) == device && UInt64(st.st_ino) == inode
     }
 }
 

@@ -177,17 +177,7 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
     private static func open(path: String, options: Options, now: Date) throws -> (SQLiteConnection, [Int], WALCheckpointer?) {
         let db = try SQLiteConnection(path: path)
         do {
-            try db.setBusyTimeout(milliseconds: Int(options.busyTimeout.milliseconds))
-            let mode = try db.text("PRAGMA journal_mode = WAL")?.lowercased()
-            guard mode == "wal" || (path == ":memory:" && mode == "memory") else {
-                throw StoreError("sqlite-wal", "cannot put '\(path)' in WAL mode (journal_mode is \(mode ?? "unknown"))")
-            }
-            try db.execute("""
-                PRAGMA synchronous = \(options.synchronous.rawValue);
-                PRAGMA foreign_keys = ON;
-                PRAGMA temp_store = MEMORY;
-                PRAGMA cache_size = -\(max(1024, options.cacheKiB));
-                """)
+            let mode = try configureWriter(db, options)
             let applied = try Migrator.migrate(db, now: now)
             var checkpointer: WALCheckpointer?
             if mode == "wal", options.checkpointPages > 0 {
@@ -203,22 +193,44 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
         }
     }
 
+    /// The writer's settings: WAL mode and the pragmas, on a new handle (opened first, or again).
+    /// Returns the journal mode.
+    @discardableResult
+    private static func configureWriter(_ db: SQLiteConnection, _ options: Options) throws -> String? {
+        try db.setBusyTimeout(milliseconds: Int(options.busyTimeout.milliseconds))
+        let mode = try db.text("PRAGMA journal_mode = WAL")?.lowercased()
+        guard mode == "wal" || (db.path == ":memory:" && mode == "memory") else {
+            throw StoreError("sqlite-wal", "cannot put '\(db.path)' in WAL mode (journal_mode is \(mode ?? "unknown"))")
+        }
+        try db.execute("""
+            PRAGMA synchronous = \(options.synchronous.rawValue);
+            PRAGMA foreign_keys = ON;
+            PRAGMA temp_store = MEMORY;
+            PRAGMA cache_size = -\(max(1024, options.cacheKiB));
+            """)
+        return mode
+    }
+
     /// The reading connection: its own, pragmas only (the writer opened, migrated and put the
     /// file in WAL mode), and `query_only`, so that nothing written can go through it.
     private static func openReader(path: String, options: Options) throws -> SQLiteConnection {
         let db = try SQLiteConnection(path: path)
         do {
-            try db.setBusyTimeout(milliseconds: Int(options.busyTimeout.milliseconds))
-            try db.execute("""
-                PRAGMA query_only = ON;
-                PRAGMA temp_store = MEMORY;
-                PRAGMA cache_size = -\(max(1024, options.cacheKiB));
-                """)
+            try configureReader(db, options)
             return db
         } catch {
             db.close()
             throw error
         }
+    }
+
+    private static func configureReader(_ db: SQLiteConnection, _ options: Options) throws {
+        try db.setBusyTimeout(milliseconds: Int(options.busyTimeout.milliseconds))
+        try db.execute("""
+            PRAGMA query_only = ON;
+            PRAGMA temp_store = MEMORY;
+            PRAGMA cache_size = -\(max(1024, options.cacheKiB));
+            """)
     }
 
     /// Runs a read on the reading connection, as `perform` — on the writer's when there is none,
@@ -231,6 +243,11 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
     /// Runs `body` on the connection's thread; when SQLite reports busy (after its own
     /// `busy_timeout`), tries again with exponential backoff, up to `options.busyRetries` times.
     /// `body` must leave no transaction open when it throws.
+    ///
+    /// Before `body`, at most every 250 ms, the path is checked to still name the file open
+    /// (`StoreError` `sqlite-file-replaced` when not). After an error that leaves the handle
+    /// read-only (`sqlite-readonly`), the next call opens the connection again first, so that it
+    /// writes once the file is writable.
     func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await perform(on: thread, connection, body)
     }
@@ -240,9 +257,31 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
         if lifecycle.withLock({ $0.closed }) { throw StoreError.closed(path) }
         var backoff = options.retryBackoff
         var attempt = 0
+        let options = options
+        let writer = connection === self.connection
         while true {
             do {
-                return try await thread.run(stopped: StoreError.closed(path)) { try body(connection) }
+                return try await thread.run(stopped: StoreError.closed(path)) {
+                    if connection.isStale {
+                        do {
+                            try connection.reopen { db in
+                                if writer { try Self.configureWriter(db, options) } else { try Self.configureReader(db, options) }
+                            }
+                            connection.isStale = false
+                        } catch let replaced as StoreError where replaced.code == StoreError.fileReplacedCode {
+                            throw replaced
+                        } catch {
+                            // Not openable now: the old handle stays, and fails as it did.
+                        }
+                    }
+                    try connection.checkFile()
+                    do {
+                        return try body(connection)
+                    } catch let error as StoreError where error.code == SQLiteConnection.reopenCode {
+                        connection.isStale = true
+                        throw error
+                    }
+                }
             } catch let error as StoreError where error.code == "busy" && attempt < options.busyRetries {
                 attempt += 1
                 counters.withLock { $0.busyRetries += 1 }
@@ -470,7 +509,7 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
     /// An error of one commit's own (a message too big, a constraint), not of the connection or
     /// the file: the other commits of its batch can still be written.
     private static func isLocalToOneCommit(_ error: StoreError) -> Bool {
-        error.code != "busy" && error.code != "sqlite-io"
+        !error.isTransient
     }
 
     public func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {

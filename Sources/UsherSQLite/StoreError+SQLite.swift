@@ -1,3 +1,4 @@
+import Foundation
 import UsherStore
 
 extension StoreError {
@@ -11,5 +12,16 @@ extension StoreError {
     /// Calls after `close()`.
     static func closed(_ path: String) -> StoreError {
         StoreError("closed", "the SQLite store '\(path)' is closed")
+    }
+
+    /// The database file was deleted, or another file put in its place, while the store had it
+    /// open. Not transient: the worker's positions are the old file's; a new start reads the new one.
+    static let fileReplacedCode = "sqlite-file-replaced"
+
+    static func fileReplaced(_ path: String) -> StoreError {
+        let now = FileManager.default.fileExists(atPath: path) ? "another file is there now" : "nothing is there now"
+        return StoreError(fileReplacedCode,
+                          "the database file '\(path)' was deleted or replaced while it was open (\(now)); what was written "
+                          + "since went to the old file; start usher again to use the file at that path")
     }
 }

@@ -59,6 +59,8 @@ import UsherStore
     }
 
     private let connection: SQLiteConnection
+    /// The connection's settings, made again when it is reopened.
+    private let configure: @Sendable (SQLiteConnection) throws -> Void
     private let requested = Atomic<Bool>(false)
     /// The WAL frames the thread's last checkpoint copied (0 after the writer's own).
     private let copiedTo = Atomic<Int>(0)
@@ -80,9 +82,12 @@ import UsherStore
         self.path = path
         self.pages = pages
         let connection = try SQLiteConnection(path: path)
+        configure = { db in
+            try db.setBusyTimeout(milliseconds: busyTimeoutMilliseconds)
+            try db.execute("PRAGMA synchronous = \(synchronous)")
+        }
         do {
-            try connection.setBusyTimeout(milliseconds: busyTimeoutMilliseconds)
-            try connection.execute("PRAGMA synchronous = \(synchronous)")
+            try configure(connection)
         } catch {
             connection.close()
             throw error
@@ -206,6 +211,12 @@ import UsherStore
         let rc = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
         var restart = false
         if rc == SQLITE_OK { copiedTo.store(Int(copied), ordering: .releasing) }
+        if rc & 0xff == SQLITE_READONLY {
+            // Opened while the file was not writable: the handle stays read-only until it is
+            // opened again (the writer's does the same, `SQLiteStore.perform`).
+            try? connection.reopen(configure: configure)
+            return
+        }
         counts.withLock {
             $0.checkpoints += 1
             if rc & 0xff == SQLITE_BUSY { $0.busy += 1 }

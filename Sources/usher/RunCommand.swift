@@ -31,7 +31,8 @@ enum RunCommand: Command {
 
     Options:
     \(Stores.help(column: 23))
-      --metrics ADDR         serve /metrics, /healthz and /readyz on ADDR (127.0.0.1:9464)
+      --metrics ADDR         serve /metrics, /healthz and /readyz on ADDR (127.0.0.1:9464);
+                             /healthz and /readyz say 503 and why while the store fails
       --log-format FORMAT    logfmt (default) or json; one line per event, on stderr
       --log-level LEVEL      debug, info (default), warning or error
       --log-text             include message and reply text in logs (off: privacy)
@@ -43,7 +44,13 @@ enum RunCommand: Command {
                              still happen and show in `usher inbox`
       -h, --help             show this help
 
-    Exit status: 0 after a clean shutdown, 1 a bot does not load or the store fails, 64 usage.
+    Store errors: a transient one (a lock, a full disk, a file made read-only, a lost
+    connection) is retried with backoff while /healthz and /readyz answer 503 with the error;
+    any other (a constraint, a type error, the database file deleted) stops the worker at once
+    (docs/operations.md).
+
+    Exit status: 0 after a clean shutdown, 1 a bot does not load or the store failed in a way
+    retrying cannot mend (a supervisor may start it again: nothing is lost), 64 usage.
 
     """
 

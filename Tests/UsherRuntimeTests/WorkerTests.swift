@@ -377,7 +377,9 @@ struct NotificationDeliveryTests {
 /// A SQLite store with hooks: notifications of the conversations in `hidden` stay out of sight
 /// until let go (a commit that took an earlier notification number and commits after a later
 /// one); group commits with a conversation in `held` wait until it is let go (a slow write);
-/// every append notifies `changeSignal` (a store that signals new messages).
+/// every append notifies `changeSignal` (a store that signals new messages); the worker's
+/// calls named in `faults` (`commit`, `claimPending`, `advanceCursor`) throw its error until
+/// it is taken out.
 final class HookedStore: SharedStore, SignallingStore, NotificationStore, BackendStore {
     let inner: SQLiteStore
     let hidden = Mutex<Set<String>>([])
@@ -385,6 +387,12 @@ final class HookedStore: SharedStore, SignallingStore, NotificationStore, Backen
     /// Group commits waiting in `held`.
     let holding = Mutex(0)
     let signal = ChangeSignal()
+    let faults = Mutex<[String: StoreError]>([:])
+
+    /// Throws the error set for `call`, if any.
+    private func inject(_ call: String) throws {
+        if let error = faults.withLock({ $0[call] }) { throw error }
+    }
 
     init() async throws { inner = try await sqliteStore() }
 
@@ -399,13 +407,17 @@ final class HookedStore: SharedStore, SignallingStore, NotificationStore, Backen
     }
     func waitForChanges(after seq: Int64, timeout: Duration) async throws { try await inner.waitForChanges(after: seq, timeout: timeout) }
     func cursor(bot: String) async throws -> Int64 { try await inner.cursor(bot: bot) }
-    func advanceCursor(bot: String) async throws { try await inner.advanceCursor(bot: bot) }
+    func advanceCursor(bot: String) async throws {
+        try inject("advanceCursor")
+        try await inner.advanceCursor(bot: bot)
+    }
     func claim(bot: String, conversations: [String], worker: String, until: Date) async throws -> Set<String> {
         try await inner.claim(bot: bot, conversations: conversations, worker: worker, until: until)
     }
     func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date, skipping: [String: Int64],
                       share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
-        try await inner.claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
+        try inject("claimPending")
+        return try await inner.claimPending(bot: bot, after: cursor, limit: limit, worker: worker, until: until, skipping: skipping,
                                      share: share, holds: holds)
     }
     func members(group: String, worker: String, until: Date) async throws -> [String] {
@@ -429,6 +441,7 @@ final class HookedStore: SharedStore, SignallingStore, NotificationStore, Backen
         try await inner.states(bot: bot, conversations: conversations)
     }
     func commit(batch: [Commit]) async throws -> [CommitResult] {
+        try inject("commit")
         if held.withLock({ h in batch.contains { h.contains($0.inbound.conversationID) } }) {
             holding.withLock { $0 += 1 }
             while held.withLock({ h in batch.contains { h.contains($0.inbound.conversationID) } }) {

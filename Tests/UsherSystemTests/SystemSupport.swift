@@ -91,9 +91,16 @@ final class WorkerProcess: @unchecked Sendable {
         try self.init(bot: scratch.bot, store: "sqlite:\(scratch.db)", extra: extra)
     }
 
-    init(bot: String, store: String, extra: [String] = [], environment: [String: String] = [:]) throws {
-        process.executableURL = try usherBinary()
-        process.arguments = ["run", bot, "--store", store, "--log-level", "warning"] + extra
+    /// `launcher`: a command that runs the worker (`setpriv --reuid=…`, to run it as another user).
+    init(bot: String, store: String, extra: [String] = [], environment: [String: String] = [:], launcher: [String] = []) throws {
+        let arguments = ["run", bot, "--store", store, "--log-level", "warning"] + extra
+        if let command = launcher.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = launcher.dropFirst() + [try usherBinary().path] + arguments
+        } else {
+            process.executableURL = try usherBinary()
+            process.arguments = arguments
+        }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
