@@ -60,7 +60,7 @@ public final class Metrics: Sendable {
         "usher_decision_budget_exhausted_total": ("counter", "Decisions that spent their time budget (limits.decision_budget), by bot."),
         "usher_rules_last_reload_successful": ("gauge", "1 if the last rule reload of the bot succeeded, 0 if the running rules are older than the files."),
         "usher_rules_info": ("gauge", "The rule-set version each bot is running (value 1; only the live version has a series)."),
-        "usher_ready": ("gauge", "1 once the worker has caught up with the store."),
+        "usher_ready": ("gauge", "1 while /readyz says ready: caught up with the store, and the store not failing."),
         "usher_decision_seconds": ("histogram", "Time to decide one message."),
         "usher_end_to_end_seconds": ("histogram", "From a message stored to its effects committed."),
     ]

@@ -661,6 +661,7 @@ public final class Worker: Sendable {
                 tally.add("usher_truncated_messages_total", "")
             }
         }
+        if d.budgetExhausted != nil { tally.add("usher_decision_budget_exhausted_total", "") }
         if options.logText { log.debug("decided", ["bot": b, "message": m.id, "text": m.text]) }
     }
 
@@ -674,7 +675,7 @@ public final class Worker: Sendable {
             switch c.name {
             case "usher_handoffs_total": metrics.increment(c.name, ["bot": b, "rule": c.label, "reason": c.second], by: by)
             case "usher_notifications_total": metrics.increment(c.name, ["bot": b, "queue": c.label], by: by)
-            case "usher_truncated_messages_total": metrics.increment(c.name, ["bot": b], by: by)
+            case "usher_truncated_messages_total", "usher_decision_budget_exhausted_total": metrics.increment(c.name, ["bot": b], by: by)
             default: metrics.increment(c.name, ["bot": b, "rule": c.label], by: by)
             }
         }

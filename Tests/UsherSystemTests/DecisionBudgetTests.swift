@@ -66,6 +66,8 @@ struct DecisionBudgetTests {
         let text = metrics.render()
         #expect(text.contains("usher_decision_seconds_count{bot=\"crash\"} \(messages + 1)\n"), "\(text)")
         #expect(text.contains("usher_decision_seconds_bucket{bot=\"crash\",le=\"0.5\"} \(messages + 1)\n"), "\(text)")
+        #expect(metrics.value("usher_decision_budget_exhausted_total", ["bot": "crash"]) == Double(messages),
+                "every attack counted as a decision that spent its budget, the greeting not")
         // Every attack spent its budget, and was reported: one regex-limit event a decision
         // names where it ran out, and the log says it once per rule (the test takes under a
         // minute), not per message.
