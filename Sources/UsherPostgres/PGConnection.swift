@@ -397,6 +397,18 @@ package enum PGError {
     /// a value out of range) — retrying the same message cannot help.
     static func isDataException(_ error: StoreError) -> Bool { error.code.hasPrefix("pg-22") }
 
+    /// The primary message of a server error (`message` of a `StoreError`, its lines joined):
+    /// `invalid input syntax for type integer: "x"` of `ERROR:  invalid input syntax … LINE 1: …`,
+    /// without the severity, the statement's line and the detail, hint and context.
+    static func primary(_ message: String) -> String {
+        var s = Substring(message)
+        for severity in ["ERROR:  ", "FATAL:  "] where s.hasPrefix(severity) { s = s.dropFirst(severity.count) }
+        for field in [" DETAIL:  ", " HINT:  ", " CONTEXT:  ", " LINE "] {
+            if let r = s.range(of: field) { s = s[..<r.lowerBound] }
+        }
+        return String(s)
+    }
+
     /// A unique key was taken by a concurrent transaction.
     static func isUniqueViolation(_ error: StoreError) -> Bool { error.code == "pg-23505" }
 

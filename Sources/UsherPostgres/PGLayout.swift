@@ -21,9 +21,9 @@ struct PGLayout: Sendable {
     var cUpdatedAt: String?
     /// Owner values as the column holds them, by `Owner.rawValue`.
     var ownerValues: [String: String]
-    /// SQL types of the conversation columns Usher compares or writes, by quoted column name
-    /// (read from the catalog at start for a mapping): parameters travel as text and are cast.
-    var conversationTypes: [String: String] = [:]
+    /// The conversation columns, by quoted name, as the catalogue describes them (read at start
+    /// for a mapping): parameters travel as text and are cast to their types.
+    var conversationTypes: [String: PGColumn] = [:]
     /// The conversation columns' defaults (`pg_attrdef`), by quoted column, where a mapped table
     /// has them: a value Usher does not know (a channel not given) falls back to it instead of
     /// writing NULL over it (a NOT NULL column with a default refuses an explicit NULL).
@@ -50,6 +50,9 @@ struct PGLayout: Sendable {
     var kindMessage: String
     var kindClose: String
     var time: Time
+    /// The messages table's columns, by quoted name, as the catalogue describes them (read at
+    /// start for a mapping; empty for the native schema, whose columns are text and timestamptz).
+    var messageTypes: [String: PGColumn] = [:]
 
     /// Usher's own tables: `"usher"`.
     var usher: String
@@ -63,9 +66,11 @@ struct PGLayout: Sendable {
     static let native = PGLayout(SQLMapping.native)
 
     /// The native conversation columns' types, known without asking the catalog.
-    static let nativeConversationTypes: [String: String] = [
-        q("id"): "text", q("customer_id"): "text", q("owner"): "text", q("assigned_to_agent"): "boolean",
-        q("customer_message_count"): "integer", q("tags"): "jsonb", q("metadata"): "jsonb",
+    static let nativeConversationTypes: [String: PGColumn] = [
+        q("id"): PGColumn(type: "text", category: "S"), q("customer_id"): PGColumn(type: "text", category: "S"),
+        q("owner"): PGColumn(type: "text", category: "S"), q("assigned_to_agent"): PGColumn(type: "boolean", category: "B"),
+        q("customer_message_count"): PGColumn(type: "integer", category: "N"), q("tags"): PGColumn(type: "jsonb", category: "U"),
+        q("metadata"): PGColumn(type: "jsonb", category: "U"),
     ]
 
     private static func q(_ s: String) -> String { PGText.identifier(s) }
@@ -84,10 +89,13 @@ struct PGLayout: Sendable {
         }
     }
 
-    /// A parameter of seconds since 1970 written into a time column.
-    func writeTime(_ param: String) -> String {
+    /// A parameter of seconds since 1970 written into a time column (`column`: its type, when
+    /// the catalogue gave it): a `timestamp without time zone` gets the time in UTC, not in the
+    /// session's time zone.
+    func writeTime(_ param: String, _ column: PGColumn? = nil) -> String {
         switch time {
-        case .timestamptz: "to_timestamp((\(param))::float8)"
+        case .timestamptz: column?.isTimestamp == true
+            ? "(to_timestamp((\(param))::float8) AT TIME ZONE 'UTC')" : "to_timestamp((\(param))::float8)"
         case .epoch: "(\(param))::float8"
         case .epochMillis: "round((\(param))::float8 * 1000)"
         }
@@ -140,11 +148,19 @@ struct PGLayout: Sendable {
     /// `FROM messages m LEFT JOIN conversations c`.
     var messagesJoined: String { "\(messages) AS m LEFT JOIN \(conversations) AS c ON c.\(cID) = m.\(mConversation)" }
 
-    /// `expr` cast to the type of the conversations column `column` (text when unknown).
-    func cast(_ expr: String, to column: String) -> String { "(\(expr))::\(conversationTypes[column] ?? "text")" }
+    /// `expr` (text) as a value of the conversations column `column` (`PGColumn.cast`; as it is
+    /// when the type is not known).
+    func cast(_ expr: String, to column: String) -> String { conversationTypes[column]?.cast(expr) ?? expr }
+
+    /// `expr` (text) as a value of the messages column `column`.
+    func castMessage(_ expr: String, to column: String) -> String { messageTypes[column]?.cast(expr) ?? expr }
 
     /// A conversation id parameter (text) as the conversations table's id type.
     func conversationID(_ expr: String) -> String { cast(expr, to: cID) }
+
+    /// A conversation id parameter (text) as the messages' conversation column's type: what an
+    /// insert into the messages table writes, and what it is compared with there.
+    func messageConversationID(_ expr: String) -> String { castMessage(expr, to: mConversation) }
 
     func table(_ name: String) -> String { "\(usher).\(PGText.identifier(name))" }
 }

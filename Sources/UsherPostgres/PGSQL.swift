@@ -239,7 +239,7 @@ package struct PGSQL: Sendable {
         SELECT w.b, w.c, m.\(l.mSeq) FROM unnest($1::text[], $2::text[], $3::int8[]) AS w(b, c, hi)
         CROSS JOIN LATERAL (SELECT coalesce((SELECT s.last_seq FROM \(u).bot_state AS s
                                              WHERE s.bot = w.b AND s.conversation_id = w.c), 0) AS lo) AS s
-        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > s.lo AND m.\(l.mSeq) < w.hi
+        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.messageConversationID("w.c")) AND m.\(l.mSeq) > s.lo AND m.\(l.mSeq) < w.hi
         WHERE \(l.inbound) AND \(undone(bot: "w.b"))
         """
     } }
@@ -260,7 +260,7 @@ package struct PGSQL: Sendable {
     package var agentAfter: String { text {
         """
         SELECT w.c, max(m.\(l.mSeq)) FROM unnest($1::text[], $2::int8[]) AS w(c, lo)
-        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > w.lo
+        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.messageConversationID("w.c")) AND m.\(l.mSeq) > w.lo
         WHERE \(l.isAgent) GROUP BY w.c
         """
     } }
@@ -361,7 +361,7 @@ package struct PGSQL: Sendable {
             let value = l.cast("w.\(w.param)", to: w.column)
             return w.param == "customer" ? "\(w.column) = coalesce(c.\(w.column), \(value))" : "\(w.column) = \(value)"
         }
-        if let up = l.cUpdatedAt { sets.append("\(up) = greatest(c.\(up), \(l.writeTime("w.now")))") }
+        if let up = l.cUpdatedAt { sets.append("\(up) = greatest(c.\(up), \(l.writeTime("w.now", l.conversationTypes[up])))") }
         return """
         UPDATE \(l.conversations) AS c SET \(sets.joined(separator: ", "))
         FROM unnest(\(params.joined(separator: ", "))) AS w(\(names.joined(separator: ", ")))
@@ -374,8 +374,9 @@ package struct PGSQL: Sendable {
     package var insertOutgoing: String { text {
         var columns: [String] = []
         var values: [String] = []
+        // Each value cast to its column's type: the parameters are text.
         func add(_ column: String?, _ value: String) {
-            if let column { columns.append(column); values.append(value) }
+            if let column { columns.append(column); values.append(l.castMessage(value, to: column)) }
         }
         if l.isNative { add(l.mID, "w.k") }
         add(l.mConversation, "w.c")
@@ -384,7 +385,7 @@ package struct PGSQL: Sendable {
         add(l.mSenderID, "w.sid")
         add(l.mSenderName, "w.sn")
         add(l.mContent, "w.t")
-        add(l.mCreatedAt, l.writeTime("w.at"))
+        columns.append(l.mCreatedAt); values.append(l.writeTime("w.at", l.messageTypes[l.mCreatedAt]))
         add(l.mRuleID, "w.r")
         add(l.mKey, "w.k")
         return """
@@ -532,9 +533,9 @@ package struct PGSQL: Sendable {
         add(l.cCustomerID, "$2")
         add(l.cChannel, "$3")
         add(l.cLocale, "$4")
-        if let c = l.cCreatedAt { columns.append(c); values.append(l.writeTime("$5")) }
+        if let c = l.cCreatedAt { columns.append(c); values.append(l.writeTime("$5", l.conversationTypes[c])) }
         if let c = l.cUpdatedAt {
-            columns.append(c); values.append(l.writeTime("$5"))
+            columns.append(c); values.append(l.writeTime("$5", l.conversationTypes[c]))
             updates.append("\(c) = greatest(\(l.conversations).\(c), excluded.\(c))")
         }
         let conflict = updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))"
@@ -549,16 +550,16 @@ package struct PGSQL: Sendable {
         var columns: [String] = []
         var values: [String] = []
         func add(_ column: String?, _ value: String) {
-            if let column { columns.append(column); values.append(value) }
+            if let column { columns.append(column); values.append(l.castMessage(value, to: column)) }
         }
         add(l.mID, "$1")
-        add(l.mConversation, l.conversationID("$2"))
+        add(l.mConversation, "$2")
         add(l.mKind, "$3")
         add(l.mSender, "$4")
         add(l.mSenderID, "$5")
         add(l.mSenderName, "$6")
         add(l.mContent, "$7")
-        add(l.mCreatedAt, l.writeTime("$8"))
+        columns.append(l.mCreatedAt); values.append(l.writeTime("$8", l.messageTypes[l.mCreatedAt]))
         let seq = "\(l.mSeq)"
         return """
         INSERT INTO \(l.messages) (\(columns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))
@@ -573,7 +574,7 @@ package struct PGSQL: Sendable {
 
     /// $1 conversation.
     var transcript: String { text {
-        "SELECT \(l.messageColumns) FROM \(l.messagesJoined) WHERE m.\(l.mConversation) = \(l.conversationID("$1")) ORDER BY m.\(l.mSeq)"
+        "SELECT \(l.messageColumns) FROM \(l.messagesJoined) WHERE m.\(l.mConversation) = \(l.messageConversationID("$1")) ORDER BY m.\(l.mSeq)"
     } }
 
     /// $1 bot.
@@ -581,7 +582,7 @@ package struct PGSQL: Sendable {
         """
         SELECT h.conversation_id, h.customer_name, h.queue, h.reason, extract(epoch FROM h.waiting_since)::float8,
                (SELECT m.\(l.mContent)::text FROM \(l.messages) AS m
-                WHERE m.\(l.mConversation) = \(l.conversationID("h.conversation_id")) AND \(l.isCustomer)
+                WHERE m.\(l.mConversation) = \(l.messageConversationID("h.conversation_id")) AND \(l.isCustomer)
                 ORDER BY m.\(l.mSeq) DESC LIMIT 1)
         FROM \(u).handoffs AS h
         WHERE h.bot = $1 AND h.ended_at IS NULL
