@@ -349,7 +349,7 @@ struct PGCommit {
                 texts { $0.idempotencyKey }, texts { $0.conversationID }, texts { $0.from == .system ? l.systemValue : l.botValue },
                 texts { $0.senderID }, texts { $0.senderName }, texts { $0.text },
                 PGText.array(replies.lazy.map { batch[$0.commit].outgoing[$0.index].at.timeIntervalSince1970 }), texts { $0.ruleID },
-            ]))
+            ] + (l.writesFromInbound ? [PGText.array(replies.map { batch[$0.commit].inbound.seq })] : [])))
         }
         var notes: [(commit: Int, index: Int)] = []
         for i in committed {

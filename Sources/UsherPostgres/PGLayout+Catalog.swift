@@ -54,6 +54,7 @@ struct PGMappingCheck {
         }
         checkTypes()
         try checkValues()
+        try checkWrites()
         if m.intake == .trigger, try db.execute("SELECT relkind::text FROM pg_class WHERE oid = to_regclass($1)",
                                                 [PGText.identifier(m.messages.table)]).text(0, 0) == "v" {
             report("view-with-trigger", "'\(m.messages.table)' is a view, and a view cannot have Usher's NOTIFY trigger; "
@@ -113,8 +114,11 @@ struct PGMappingCheck {
     /// conversation column against the conversations' id.
     mutating func checkTypes() {
         let m = mapping
+        let overridden = Set(m.messages.write.map(\.column))
         for mapped in m.mappedColumns {
             guard let column = column(mapped), let (need, what) = Self.needs[mapped.keyPath] else { continue }
+            // A value of the mapping's own goes there instead of Usher's (`messages.write`).
+            if mapped.table == m.messages.table && overridden.contains(mapped.column) { continue }
             let fits: Bool
             let wanted: String
             switch need {
@@ -133,7 +137,12 @@ struct PGMappingCheck {
             }
             if fits { continue }
             let code = mapped.keyPath == "messages.columns.seq" ? "seq-not-integer" : "wrong-column-type"
-            report(code, "column '\(mapped.column)' of '\(mapped.table)' is \(column.described); Usher keeps \(what) there: map \(wanted)",
+            // A column Usher writes on its replies can take the application's own value instead.
+            let key = mapped.keyPath.split(separator: ".").last.map(String.init) ?? ""
+            let instead = mapped.table == m.messages.table && ["sender_id", "sender_name", "rule_id", "created_at"].contains(key)
+                ? ", or give the replies the application's own value there in 'messages.write' (like '\(mapped.column): \(key == "created_at" ? "now()" : "1")')"
+                : ""
+            report(code, "column '\(mapped.column)' of '\(mapped.table)' is \(column.described); Usher keeps \(what) there: map \(wanted)\(instead)",
                    at: mapped.keyPath)
         }
         let id = SQLMapping.MappedColumn(keyPath: "conversations.columns.id", table: m.conversations.table, column: m.conversations.id)
@@ -172,11 +181,11 @@ struct PGMappingCheck {
         }
     }
 
-    /// `value` cast to `column`'s type and read back as text.
-    mutating func checkValue(_ value: String, of column: PGColumn, named name: String, at keyPath: String) throws {
+    /// `value` cast to `column`'s type and (`exact`) read back as text.
+    mutating func checkValue(_ value: String, of column: PGColumn, named name: String, at keyPath: String, exact: Bool = true) throws {
         do {
             let back = try db.execute("SELECT ($1::\(column.type))::text", [value]).text(0, 0)
-            if back != value {
+            if exact && back != value {
                 report("invalid-value", "'\(value)' reads back from \(name) (\(column.described)) as '\(back ?? "NULL")': "
                        + "write '\(back ?? "")', the way the column gives it back", at: keyPath)
             }
@@ -185,6 +194,73 @@ struct PGMappingCheck {
             guard error.code.hasPrefix("pg-22") || error.code.hasPrefix("pg-42") else { throw error }
             report("invalid-value", "'\(value)' is not a value of \(name) (\(column.described)): \(PGError.primary(error.message))",
                    at: keyPath)
+        }
+    }
+
+    /// The values of `messages.write`, each against its column: the column exists and the
+    /// database does not fill it itself; a constant is a value of it; NULL only where the column
+    /// takes it; `default` only where it has one (or takes NULL); `now()` only in a time or
+    /// number column; a column of the conversation's or the inbound message's row exists and
+    /// casts to the column's type. Then every NOT NULL column without a default that a reply
+    /// would leave empty, in one diagnostic: the insert would fail at the first reply.
+    mutating func checkWrites() throws {
+        let m = mapping
+        let table = m.messages.table
+        guard let columns = tables[table] else { return }
+        for w in m.messages.write {
+            let keyPath = "messages.write.\(w.column)"
+            let name = "column '\(w.column)' of '\(table)'"
+            guard let column = columns[w.column] else {
+                let hint = Suggestion.closest(to: w.column, in: columns.keys.sorted()).map { "; did you mean '\($0)'?" } ?? ""
+                report("missing-column", "table '\(table)' has no column '\(w.column)'\(hint)", at: keyPath)
+                continue
+            }
+            if column.filledByDatabase {
+                report("invalid-value", "\(name) is an identity or generated column: the database fills it; remove it from 'write'", at: keyPath)
+                continue
+            }
+            switch w.value {
+            case let .constant(text):
+                try checkValue(text, of: column, named: name, at: keyPath, exact: false)
+            case .null where column.notNull:
+                report("invalid-value", "\(name) is NOT NULL: it cannot take null; write a value", at: keyPath)
+            case .columnDefault where column.notNull && column.defaultSQL == nil:
+                report("invalid-value", "\(name) has no default and is NOT NULL; write a value", at: keyPath)
+            case .now where !(column.isTimestamp || column.isTimestampTZ || column.type == "date" || column.isNumeric):
+                report("invalid-value", "now() needs a timestamp, date or number column; \(name) is \(column.described)", at: keyPath)
+            case let .conversation(source), let .message(source):
+                let (row, sourceTable) = if case .conversation = w.value { ("conversation", m.conversations.table) } else { ("message", table) }
+                guard let from = tables[sourceTable]?[source] else {
+                    if let known = tables[sourceTable] {
+                        let hint = Suggestion.closest(to: source, in: known.keys.sorted()).map { "; did you mean '\($0)'?" } ?? ""
+                        report("missing-column", "'\(row).\(source)': table '\(sourceTable)' has no column '\(source)'\(hint)", at: keyPath)
+                    }
+                    continue
+                }
+                do {
+                    _ = try db.execute("SELECT (NULL::\(from.type))::\(column.type)")
+                } catch {
+                    guard error.code.hasPrefix("pg-42") else { throw error }
+                    report("invalid-value", "'\(row).\(source)' is \(from.described) and \(name) is \(column.described): "
+                           + "\(PGError.primary(error.message))", at: keyPath)
+                }
+            case .null, .columnDefault, .now:
+                break
+            }
+        }
+        // What a reply's insert names: the columns Usher writes (`PGSQL.insertOutgoing`) and the
+        // written ones but those left to their default.
+        let mm = m.messages
+        var filled = Set([mm.conversationID, mm.kind, mm.senderType, mm.senderID, mm.senderName, mm.content, mm.createdAt,
+                          mm.ruleID, mm.idempotencyKey].compactMap { $0 })
+        for w in mm.write { if case .columnDefault = w.value { filled.remove(w.column) } else { filled.insert(w.column) } }
+        let empty = columns.filter { !$0.value.mayBeLeftOut && !filled.contains($0.key) }.keys.sorted()
+        if !empty.isEmpty {
+            let list = empty.map { "'\($0)'" }.joined(separator: ", ")
+            report("missing-value", "Usher's replies would leave \(empty.count == 1 ? "the column" : "the columns") \(list) of '\(table)' "
+                   + "empty, and \(empty.count == 1 ? "it is" : "they are") NOT NULL without a default; give "
+                   + "\(empty.count == 1 ? "it a value" : "each a value") in 'messages.write': a constant, now(), null, "
+                   + "conversation.COLUMN or message.COLUMN (like '\(empty[0]): conversation.\(empty[0])')", at: "messages.write")
         }
     }
 }

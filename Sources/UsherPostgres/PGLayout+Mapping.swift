@@ -22,7 +22,7 @@ extension PGLayout {
             customerValues: g.senderValues.customer, agentValues: g.senderValues.agent,
             botValue: g.senderValues.bot, systemValue: g.senderValues.system,
             kindMessage: g.kindValues.message, kindClose: g.kindValues.close,
-            time: g.time,
+            time: g.time, messageWrites: g.write.map { (q($0.column), $0.value) },
             usher: q(m.usherSchema), trigger: m.intake == .trigger, pollInterval: m.pollInterval, isNative: isNative)
     }
 }

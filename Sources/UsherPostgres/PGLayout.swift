@@ -50,6 +50,9 @@ struct PGLayout: Sendable {
     var kindMessage: String
     var kindClose: String
     var time: Time
+    /// What the replies and notices carry beyond the mapped columns, or instead of Usher's value
+    /// in one (`SQLMapping.Messages.write`): by quoted column, in file order.
+    var messageWrites: [(column: String, value: SQLMapping.WrittenValue)] = []
     /// The messages table's columns, by quoted name, as the catalogue describes them (read at
     /// start for a mapping; empty for the native schema, whose columns are text and timestamptz).
     var messageTypes: [String: PGColumn] = [:]
@@ -163,4 +166,36 @@ struct PGLayout: Sendable {
     func messageConversationID(_ expr: String) -> String { castMessage(expr, to: mConversation) }
 
     func table(_ name: String) -> String { "\(usher).\(PGText.identifier(name))" }
+
+    /// `value` as SQL for the column `column` (`PGColumn`; nil when the type is not known), with
+    /// the conversation's row under `c` and the inbound message's under `im`; nil for the
+    /// column's default (an insert leaves the column out).
+    func written(_ value: SQLMapping.WrittenValue, into column: PGColumn?) -> String? {
+        func cast(_ expr: String) -> String { column?.cast(expr) ?? expr }
+        switch value {
+        case let .constant(text): return cast(PGText.literal(text))
+        case .null: return "NULL"
+        case .columnDefault: return nil
+        case .now: return now(column)
+        case let .conversation(name): return cast("c.\(PGText.identifier(name))")
+        case let .message(name): return cast("im.\(PGText.identifier(name))")
+        }
+    }
+
+    /// The time of the write in `column`: a timestamp (without a time zone: in UTC), a date, or
+    /// a number in the mapping's time format.
+    func now(_ column: PGColumn?) -> String {
+        guard let column else { return "now()" }
+        if column.isTimestamp { return "(now() AT TIME ZONE 'UTC')" }
+        if column.type == "date" { return "current_date" }
+        if column.isNumeric { return "(\(time == .epochMillis ? "floor(extract(epoch FROM now()) * 1000)" : "floor(extract(epoch FROM now()))"))::\(column.type)" }
+        return "now()"
+    }
+
+    /// Whether a written value reads the inbound message's row (`message.x`): the reply's insert
+    /// then takes each reply's inbound seq.
+    var writesFromInbound: Bool { messageWrites.contains { if case .message = $0.value { true } else { false } } }
+
+    /// Whether a written value reads the conversation's row (`conversation.x`).
+    var writesFromConversation: Bool { messageWrites.contains { if case .conversation = $0.value { true } else { false } } }
 }

@@ -370,13 +370,19 @@ package struct PGSQL: Sendable {
     } }
 
     /// $1 keys, $2 conversations, $3 sender values, $4 sender ids, $5 names, $6 texts, $7 times,
-    /// $8 rules; in order, a key already written keeps its row.
+    /// $8 rules, and with a written value from the inbound message's row (`message.x`) $9 the
+    /// inbound seqs; in order, a key already written keeps its row. The mapping's written values
+    /// (`PGLayout.messageWrites`) go into their columns, in place of Usher's own where they name
+    /// a mapped one; values of the conversation's row are read from it as the reply is written.
     package var insertOutgoing: String { text {
         var columns: [String] = []
         var values: [String] = []
+        let written = Set(l.messageWrites.map(\.column))
         // Each value cast to its column's type: the parameters are text.
         func add(_ column: String?, _ value: String) {
-            if let column { columns.append(column); values.append(l.castMessage(value, to: column)) }
+            guard let column, !written.contains(column) else { return }
+            columns.append(column)
+            values.append(column == l.mCreatedAt ? l.writeTime(value, l.messageTypes[column]) : l.castMessage(value, to: column))
         }
         if l.isNative { add(l.mID, "w.k") }
         add(l.mConversation, "w.c")
@@ -385,14 +391,25 @@ package struct PGSQL: Sendable {
         add(l.mSenderID, "w.sid")
         add(l.mSenderName, "w.sn")
         add(l.mContent, "w.t")
-        columns.append(l.mCreatedAt); values.append(l.writeTime("w.at", l.messageTypes[l.mCreatedAt]))
+        add(l.mCreatedAt, "w.at")
         add(l.mRuleID, "w.r")
         add(l.mKey, "w.k")
+        for (column, value) in l.messageWrites {
+            guard let v = l.written(value, into: l.messageTypes[column]) else { continue }
+            columns.append(column)
+            values.append(v)
+        }
+        let inbound = l.writesFromInbound
+        var from = """
+            unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[]\(inbound ? ", $9::int8[]" : ""))
+                 WITH ORDINALITY AS w(k, c, s, sid, sn, t, at, r, \(inbound ? "i, " : "")n)
+            """
+        if l.writesFromConversation { from += "\nLEFT JOIN \(l.conversations) AS c ON c.\(l.cID) = \(l.conversationID("w.c"))" }
+        if inbound { from += "\nLEFT JOIN \(l.messages) AS im ON im.\(l.mSeq) = w.i" }
         return """
         INSERT INTO \(l.messages) (\(columns.joined(separator: ", ")))
         SELECT \(values.joined(separator: ", "))
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[])
-             WITH ORDINALITY AS w(k, c, s, sid, sn, t, at, r, n)
+        FROM \(from)
         ORDER BY w.n
         ON CONFLICT DO NOTHING
         """

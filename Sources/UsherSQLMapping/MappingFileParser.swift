@@ -6,7 +6,7 @@ import UsherYAML
 struct MappingFileParser {
     static let fileKeys = ["mapping", "usher_schema", "intake", "poll_interval", "conversations", "messages"]
     static let conversationKeys = ["table", "columns", "owner_values"]
-    static let messageKeys = ["table", "columns", "sender_values", "kind_values", "time"]
+    static let messageKeys = ["table", "columns", "sender_values", "kind_values", "time", "write"]
     static let conversationColumns = ["id", "customer_id", "channel", "locale", "owner", "assigned_to_agent",
                                       "customer_message_count", "tags", "metadata", "created_at", "updated_at"]
     static let messageColumns = ["seq", "id", "conversation_id", "kind", "sender_type", "sender_id", "sender_name",
@@ -21,10 +21,11 @@ struct MappingFileParser {
     static let misplacedAtTop: [String: String] = [
         "table": "in 'conversations' and 'messages'", "columns": "in 'conversations' and 'messages'",
         "owner_values": "in 'conversations'", "sender_values": "in 'messages'",
-        "kind_values": "in 'messages'", "time": "in 'messages'",
+        "kind_values": "in 'messages'", "time": "in 'messages'", "write": "in 'messages'",
     ]
     static let misplacedInConversations: [String: String] = columnsHere("conversations")
-        .merging(["sender_values": "in 'messages'", "kind_values": "in 'messages'", "time": "in 'messages'"]) { a, _ in a }
+        .merging(["sender_values": "in 'messages'", "kind_values": "in 'messages'", "time": "in 'messages'",
+                  "write": "in 'messages'"]) { a, _ in a }
         .merging(topLevel) { a, _ in a }
     static let misplacedInMessages: [String: String] = columnsHere("messages")
         .merging(["owner_values": "in 'conversations'"]) { a, _ in a }
@@ -35,6 +36,7 @@ struct MappingFileParser {
     static let misplacedInMessageColumns: [String: String] = [
         "table": "in 'messages', beside 'columns'", "sender_values": "in 'messages', beside 'columns'",
         "kind_values": "in 'messages', beside 'columns'", "time": "in 'messages', beside 'columns'",
+        "write": "in 'messages', beside 'columns'",
     ].merging(onlyIn("conversations")) { a, _ in a }
 
     private static let topLevel = Dictionary(uniqueKeysWithValues: ["mapping", "usher_schema", "intake", "poll_interval"]
@@ -159,6 +161,19 @@ struct MappingFileParser {
         }
         var time = SQLMapping.TimeFormat.timestamptz
         if let v = m["time"], let t = choice(v, "messages.time", "time format", as: SQLMapping.TimeFormat.self) { time = t }
+        var write: [SQLMapping.WrittenColumn] = []
+        if let v = m["write"] {
+            locations["messages.write"] = keyNode(node, "write")?.location
+            write = writtenValues(v, "messages.write", from: ["conversation", "message"])
+            // Usher's own columns keep Usher's values: a reply with another text or sender type
+            // would not be the reply.
+            for w in write {
+                guard let own = ownColumns(columns).first(where: { $0.column == w.column }),
+                      let at = locations["messages.write.\(w.column)"] else { continue }
+                reader.report(.error("written-by-usher", "'messages.write' names '\(w.column)', the column of 'messages.columns.\(own.key)': "
+                                     + "Usher writes its own value there; remove it from 'write'", at: at))
+            }
+        }
 
         guard case let (table, tableNode)? = table, let columns, let seq = columns["seq"], let conversationID = columns["conversation_id"],
               let senderType = columns["sender_type"], let content = columns["content"],
@@ -167,8 +182,63 @@ struct MappingFileParser {
             table: table, seq: seq, id: columns["id"], conversationID: conversationID, kind: columns["kind"],
             senderType: senderType, senderID: columns["sender_id"], senderName: columns["sender_name"],
             content: content, createdAt: createdAt, ruleID: columns["rule_id"],
-            idempotencyKey: columns["idempotency_key"], senderValues: senders, kindValues: kinds, time: time),
+            idempotencyKey: columns["idempotency_key"], senderValues: senders, kindValues: kinds, time: time, write: write),
                 tableNode)
+    }
+
+    /// The mapped columns whose values Usher writes itself (`SQLMapping.Messages.ownColumns`).
+    private func ownColumns(_ columns: [String: String]?) -> [(key: String, column: String)] {
+        ["seq", "id", "conversation_id", "kind", "sender_type", "content", "idempotency_key"]
+            .compactMap { k in columns?[k].map { (k, $0) } }
+    }
+
+    /// `write:` or `handoff:`: column → value (`SQLMapping.WrittenValue`). A plain `null` or
+    /// `~` is NULL, `default` the column's default, `now()` the time of the write, and
+    /// `conversation.x` / `message.x` a column of that row (where `rows` allows them); anything
+    /// else — and every quoted scalar — a constant.
+    private mutating func writtenValues(_ node: YAMLNode, _ path: String, from rows: [String]) -> [SQLMapping.WrittenColumn] {
+        guard let pairs = node.mapping, !pairs.isEmpty else {
+            reader.error("wrong-type", node.mapping == nil && !node.isNull
+                         ? "expected a mapping of columns to values for '\(path)', found \(node.kindName)"
+                         : "'\(path)' is empty; write a column and its value on each line below it, like 'message_type: 1'", at: node)
+            return []
+        }
+        var out: [SQLMapping.WrittenColumn] = []
+        for pair in pairs {
+            guard let key = pair.key.scalar else { continue }
+            if let (offset, reason) = SQLIdentifier.problem(key[...]) {
+                reader.report(.error("invalid-identifier", "'\(key)' is not a plain SQL identifier for a column of '\(path)': \(reason)",
+                                     at: reader.location(ofOffset: offset, in: pair.key)))
+                continue
+            }
+            locations["\(path).\(key)"] = pair.value.location
+            if let v = writtenValue(pair.value, "\(path).\(key)", from: rows) { out.append(.init(key, v)) }
+        }
+        return out
+    }
+
+    private func writtenValue(_ node: YAMLNode, _ keyPath: String, from rows: [String]) -> SQLMapping.WrittenValue? {
+        if node.isNull { return .null }
+        guard let s = reader.text(node, "'\(keyPath)'") else { return nil }
+        guard node.scalarStyle == .plain else { return .constant(s) }
+        switch s {
+        case "default": return .columnDefault
+        case "now()": return .now
+        default: break
+        }
+        guard let dot = s.firstIndex(of: "."), ["conversation", "message"].contains(s[..<dot]) else { return .constant(s) }
+        let row = String(s[..<dot]), column = s[s.index(after: dot)...]
+        guard rows.contains(row) else {
+            reader.error("invalid-value", "'\(keyPath)' cannot take a column of the \(row)'s row; write a constant, null, default or now() (quote '\(s)' for the text)",
+                         at: node)
+            return nil
+        }
+        if let (offset, reason) = SQLIdentifier.problem(column) {
+            reader.report(.error("invalid-identifier", "'\(column)' is not a plain SQL identifier for a column of the \(row)'s row: \(reason)",
+                                 at: reader.location(ofOffset: row.count + 1 + offset, in: node)))
+            return nil
+        }
+        return row == "conversation" ? .conversation(String(column)) : .message(String(column))
     }
 
     /// `columns:` of a table: setting → column, every column a plain identifier, none twice.
@@ -256,6 +326,8 @@ struct MappingFileParser {
         var seen: [String: Given] = [:]
         for v in written + values.filter({ $0.node == nil }) {
             guard let first = seen[v.value] else { seen[v.value] = v; continue }
+            // Both are Usher's own writes, never read as inbound: one value may serve both.
+            if Set([first.role, v.role]) == ["bot", "system"] { continue }
             if let node = v.node, let firstNode = first.node {
                 let message = first.role == v.role
                     ? "\(what) '\(v.value)' is listed twice for '\(v.role)'"

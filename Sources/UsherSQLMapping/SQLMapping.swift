@@ -70,6 +70,38 @@ public struct SQLMapping: Sendable, Hashable {
         }
     }
 
+    /// A value Usher writes into a column of the application's table beside the mapped ones
+    /// (`messages.write`), or on a handoff (`conversations.ownership.handoff`). The store casts
+    /// it to the column's type and checks it against the column when it opens.
+    public enum WrittenValue: Sendable, Hashable {
+        /// Text cast to the column's type: `0`, `false`, `Support` (a quoted scalar is always
+        /// a constant: `'now()'` is text).
+        case constant(String)
+        /// SQL NULL (`null`, `~`): only in a column that takes NULL.
+        case null
+        /// The column's default (`default`): the insert leaves the column out.
+        case columnDefault
+        /// The time of the write (`now()`): a timestamp column, or a number column in the
+        /// mapping's `time` format.
+        case now
+        /// A column of the conversation's row (`conversation.account_id`).
+        case conversation(String)
+        /// A column of the inbound message's row, the one the reply answers
+        /// (`message.inbox_id`).
+        case message(String)
+    }
+
+    /// A column and the value Usher writes there.
+    public struct WrittenColumn: Sendable, Hashable {
+        public var column: String
+        public var value: WrittenValue
+
+        public init(_ column: String, _ value: WrittenValue) {
+            self.column = column
+            self.value = value
+        }
+    }
+
     /// The conversations table. Optional columns are `nil` when the helpdesk has no such column:
     /// Usher then neither reads nor writes it there.
     public struct Conversations: Sendable, Hashable {
@@ -131,13 +163,18 @@ public struct SQLMapping: Sendable, Hashable {
         public var kindValues: KindValues
         /// How `createdAt` (and the conversations' times) are stored.
         public var time: TimeFormat
+        /// What Usher's replies and notices carry in other columns of the table (NOT NULL
+        /// columns the application fills itself: `account_id: conversation.account_id`,
+        /// `message_type: 1`), or in a mapped column instead of Usher's own value
+        /// (`sender_id: 1`, the application's id for the bot). In file order.
+        public var write: [WrittenColumn]
 
         public init(table: String, seq: String, id: String? = nil, conversationID: String,
                     kind: String? = nil, senderType: String, senderID: String? = nil,
                     senderName: String? = nil, content: String, createdAt: String,
                     ruleID: String? = nil, idempotencyKey: String? = nil,
                     senderValues: SenderValues = .init(), kindValues: KindValues = .init(),
-                    time: TimeFormat = .timestamptz) {
+                    time: TimeFormat = .timestamptz, write: [WrittenColumn] = []) {
             self.table = table
             self.seq = seq
             self.id = id
@@ -153,6 +190,7 @@ public struct SQLMapping: Sendable, Hashable {
             self.senderValues = senderValues
             self.kindValues = kindValues
             self.time = time
+            self.write = write
         }
     }
 

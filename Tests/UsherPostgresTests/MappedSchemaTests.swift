@@ -125,17 +125,136 @@ struct MappedSchemaTests {
         let problems = try await Self.problems(url, mapping)
         #expect(problems == [
             "app.yaml:13:16: error: [wrong-column-type] column 'author_no' of 'posts' is integer; Usher keeps the bot's sender id "
-                + "(text, from bot.yaml) there: map a text or varchar column",
+                + "(text, from bot.yaml) there: map a text or varchar column, or give the replies the application's own value there "
+                + "in 'messages.write' (like 'author_no: 1')",
             "app.yaml:14:14: error: [wrong-column-type] column 'body_no' of 'posts' is integer; Usher keeps the message's text there: "
                 + "map a text or varchar column",
             "app.yaml:15:17: error: [wrong-column-type] column 'sent' of 'posts' is timestamp without time zone; Usher keeps when the "
-                + "message was written there: map an integer column for 'time: epoch'",
+                + "message was written there: map an integer column for 'time: epoch', or give the replies the application's own value "
+                + "there in 'messages.write' (like 'sent: now()')",
             "app.yaml:10:22: error: [wrong-column-type] column 'ticket_id' of 'posts' is integer and 'uid' of 'tickets' is uuid: "
                 + "a message names its conversation by the conversation's id, so the two must compare (both text, both numbers, or the same type)",
             "app.yaml:16:29: error: [invalid-value] 'Contact' is not a value of column 'author' of 'posts' (an enum (author_kind)): "
                 + "invalid input value for enum author_kind: \"Contact\"",
             "app.yaml:17:26: error: [invalid-value] '00' reads back from column 'kind' of 'posts' (integer) as '0': "
                 + "write '0', the way the column gives it back",
+            "app.yaml:6:1: error: [missing-value] Usher's replies would leave the columns 'body', 'posted_at' of 'posts' empty, and they "
+                + "are NOT NULL without a default; give each a value in 'messages.write': a constant, now(), null, conversation.COLUMN "
+                + "or message.COLUMN (like 'body: conversation.body')",
+        ], "\(problems)")
+    }
+
+    /// A Rails-style messages table: NOT NULL columns the application fills from the
+    /// conversation (`account_id`), a type flag, a timestamp pair, a bigint sender.
+    static let railsDDL = """
+        CREATE TABLE conversations (
+            id         serial PRIMARY KEY,
+            account_id integer NOT NULL,
+            inbox_id   integer NOT NULL,
+            status     integer NOT NULL DEFAULT 0
+        );
+        CREATE TABLE messages (
+            id              serial PRIMARY KEY,
+            content         text,
+            account_id      integer NOT NULL,
+            inbox_id        integer NOT NULL,
+            conversation_id integer NOT NULL,
+            message_type    integer NOT NULL,
+            created_at      timestamp NOT NULL,
+            updated_at      timestamp NOT NULL,
+            private         boolean NOT NULL DEFAULT false,
+            content_type    integer NOT NULL DEFAULT 0,
+            sender_type     character varying,
+            sender_id       bigint,
+            source_id       character varying,
+            words           tsvector GENERATED ALWAYS AS (to_tsvector('simple', coalesce(content, ''))) STORED
+        );
+        INSERT INTO conversations (account_id, inbox_id) VALUES (3, 5);
+        """
+
+    static func railsMapping(write: String) -> String {
+        """
+        mapping: 1
+        intake: poll
+        conversations:
+          table: conversations
+          columns: {id: id}
+        messages:
+          table: messages
+          columns: {seq: id, conversation_id: conversation_id, sender_type: sender_type, sender_id: sender_id, content: content, created_at: created_at}
+          sender_values: {customer: Contact, agent: User, bot: AgentBot, system: AgentBot}
+        \(write)
+        """
+    }
+
+    /// The values a mapping gives the columns it does not map: from the conversation's row,
+    /// from the inbound message's, constants, the column's default, now() and NULL — and one in
+    /// a mapped column instead of Usher's (the application's id for the bot in `sender_id`).
+    @Test func writtenValuesFillTheColumnsTheApplicationNeeds() async throws {
+        let (url, sql) = try await Self.database(Self.railsDDL)
+        let store = try await PostgresStore(url: url, mapping: try Self.mapping(Self.railsMapping(write: """
+              write:
+                account_id: conversation.account_id
+                inbox_id: message.inbox_id
+                message_type: 1
+                private: false
+                content_type: default
+                sender_id: 7
+                updated_at: now()
+                source_id: null
+            """)))
+        _ = try sql("""
+            INSERT INTO messages (content, account_id, inbox_id, conversation_id, message_type, created_at, updated_at, sender_type, sender_id)
+            VALUES ('hello', 3, 9, 1, 0, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC', 'Contact', 42);
+            """)
+        let m = try #require(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).first)
+        #expect(m.senderID == "42" && m.from == .customer)
+        #expect(try await store.commit(ConformanceSuite.sampleCommit(m, after: nil, reply: "hi", handoff: true)) == .committed)
+        #expect(try sql("""
+            SELECT string_agg(concat_ws(' ', content, account_id, inbox_id, conversation_id, message_type, private, content_type, sender_type,
+                                        sender_id, coalesce(source_id, 'NULL'), updated_at > created_at - interval '1 minute'), ' | ' ORDER BY id)
+            FROM messages WHERE id > 1
+            """) == "hi 3 9 1 1 f 0 AgentBot 7 NULL t | Connecting you to an agent. 3 9 1 1 f 0 AgentBot 7 NULL t")
+        try await store.close()
+    }
+
+    /// A mapping that leaves NOT NULL columns empty, or gives values their columns cannot take,
+    /// is refused when the store opens, each at its line — not at the first reply.
+    @Test func writtenValuesAreCheckedAtStart() async throws {
+        let (url, _) = try await Self.database(Self.railsDDL)
+        let missing = try Self.mapping(Self.railsMapping(write: ""))
+        let empty = try await Self.problems(url, missing)
+        #expect(empty == [
+            "app.yaml:8:93: error: [wrong-column-type] column 'sender_id' of 'messages' is bigint; Usher keeps the bot's sender id "
+                + "(text, from bot.yaml) there: map a text or varchar column, or give the replies the application's own value there "
+                + "in 'messages.write' (like 'sender_id: 1')",
+            "app.yaml:6:1: error: [missing-value] Usher's replies would leave the columns 'account_id', 'inbox_id', 'message_type', "
+                + "'updated_at' of 'messages' empty, and they are NOT NULL without a default; give each a value in 'messages.write': "
+                + "a constant, now(), null, conversation.COLUMN or message.COLUMN (like 'account_id: conversation.account_id')",
+        ], "\(empty)")
+        let wrong = try Self.mapping(Self.railsMapping(write: """
+              write:
+                account_id: conversation.acount_id
+                inbox_id: message.created_at
+                message_type: outgoing
+                private: null
+                words: x
+                updated_at: now()
+                source: x
+            """))
+        let problems = try await Self.problems(url, wrong)
+        #expect(problems == [
+            "app.yaml:8:93: error: [wrong-column-type] column 'sender_id' of 'messages' is bigint; Usher keeps the bot's sender id "
+                + "(text, from bot.yaml) there: map a text or varchar column, or give the replies the application's own value there "
+                + "in 'messages.write' (like 'sender_id: 1')",
+            "app.yaml:11:17: error: [missing-column] 'conversation.acount_id': table 'conversations' has no column 'acount_id'; did you mean 'account_id'?",
+            "app.yaml:12:15: error: [invalid-value] 'message.created_at' is timestamp without time zone and column 'inbox_id' of "
+                + "'messages' is integer: cannot cast type timestamp without time zone to integer",
+            "app.yaml:13:19: error: [invalid-value] 'outgoing' is not a value of column 'message_type' of 'messages' (integer): "
+                + "invalid input syntax for type integer: \"outgoing\"",
+            "app.yaml:14:14: error: [invalid-value] column 'private' of 'messages' is NOT NULL: it cannot take null; write a value",
+            "app.yaml:15:12: error: [invalid-value] column 'words' of 'messages' is an identity or generated column: the database fills it; remove it from 'write'",
+            "app.yaml:17:13: error: [missing-column] table 'messages' has no column 'source'",
         ], "\(problems)")
     }
 }

@@ -159,6 +159,24 @@ let brokenMappings: [BrokenMapping] = [
     BrokenMapping(name: "a list, not a mapping", text: "- mapping: 1\n", expected: [
         #"m.yaml:1:1: error: [wrong-type] expected the mapping file written as a mapping of 'key: value' lines, found a list"#,
     ]),
+    BrokenMapping(name: "written values Usher cannot write", text: file(messages: """
+          write:
+            body: 'hello'
+            author_role: agent
+            bad-name: 1
+            inbox_id: conversation.inbox-id
+            account_id: [1]
+
+        """), expected: [
+        #"m.yaml:16:11: error: [written-by-usher] 'messages.write' names 'body', the column of 'messages.columns.content': Usher writes its own value there; remove it from 'write'"#,
+        #"m.yaml:17:18: error: [written-by-usher] 'messages.write' names 'author_role', the column of 'messages.columns.sender_type': Usher writes its own value there; remove it from 'write'"#,
+        #"m.yaml:18:8: error: [invalid-identifier] 'bad-name' is not a plain SQL identifier for a column of 'messages.write': '-' is not allowed"#,
+        #"m.yaml:19:33: error: [invalid-identifier] 'inbox-id' is not a plain SQL identifier for a column of the conversation's row: '-' is not allowed"#,
+        #"m.yaml:20:17: error: [wrong-type] expected text for 'messages.write.account_id', found a list"#,
+    ]),
+    BrokenMapping(name: "written values empty", text: file(messages: "  write:\n"), expected: [
+        #"m.yaml:15:9: error: [wrong-type] 'messages.write' is empty; write a column and its value on each line below it, like 'message_type: 1'"#,
+    ]),
     BrokenMapping(name: "every problem in one run", text: """
     mapping: 1
     intake: polling

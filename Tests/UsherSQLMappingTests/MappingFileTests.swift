@@ -202,6 +202,35 @@ struct MappingFileTests {
         #expect(m.diagnostic("x", "y", at: "usher_schema").headline == "h.yaml:1:1: error: [x] y")
     }
 
+    /// `messages.write`: each kind of value, quoted scalars always text; the bot and its notices
+    /// may share one sender value (both are Usher's writes, never read as inbound).
+    @Test func writtenValues() throws {
+        let m = try mapping(minimal.replacingOccurrences(of: "sender_type: role, ", with: "sender_type: role, sender_id: who, ") + """
+          sender_values: {customer: Contact, agent: User, bot: AgentBot, system: AgentBot}
+          write:
+            account_id: conversation.account_id
+            inbox_id: message.inbox_id
+            message_type: 1
+            private: false
+            content_type: default
+            sender_id: 7
+            updated_at: now()
+            source_id: null
+            external: ~
+            label: 'now()'
+            note: "default"
+
+        """)
+        #expect(m.messages.write == [
+            .init("account_id", .conversation("account_id")), .init("inbox_id", .message("inbox_id")), .init("message_type", .constant("1")),
+            .init("private", .constant("false")), .init("content_type", .columnDefault), .init("sender_id", .constant("7")),
+            .init("updated_at", .now), .init("source_id", .null), .init("external", .null), .init("label", .constant("now()")),
+            .init("note", .constant("default")),
+        ])
+        #expect(m.messages.senderValues.bot == "AgentBot" && m.messages.senderValues.system == "AgentBot")
+        #expect(m.location(of: "messages.write.inbox_id").map { "\($0.line):\($0.column)" } == "11:15")
+    }
+
     @Test func warningsStillLoad() throws {
         let (m, d) = SQLMapping.parse(path: "m.yaml", text: minimal + "  kind_values: {close: resolved}\n")
         #expect(d.map(\.headline) == [
