@@ -251,6 +251,24 @@ package final class PGConnection {
         return false
     }
 
+    /// Has the server plan `sql` without running it (`PQprepare` of an unnamed statement): nil
+    /// when it is valid, else the server's primary message and where in `sql` the error is (the
+    /// 1-based character position, when the server gives one). For checking text from a
+    /// mapping file: the connection stays usable either way.
+    func planProblem(_ sql: String) throws(StoreError) -> (message: String, position: Int?)? {
+        guard let result = PQprepare(conn, "", sql, 0, nil) else {
+            throw StoreError("pg-connection", Self.message(PQerrorMessage(conn)), transient: true)
+        }
+        defer { PQclear(result) }
+        if PQresultStatus(result) == PGRES_COMMAND_OK { return nil }
+        func field(_ code: Character) -> String? { PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) } }
+        let state = field("C") ?? ""
+        guard state.hasPrefix("42") || state.hasPrefix("22") else {
+            throw PGError.storeError(sqlState: state, message: Self.message(PQresultErrorMessage(result)), connectionOK: isOK)
+        }
+        return (field("M") ?? "", field("P").flatMap { Int($0) })
+    }
+
     /// Runs several statements (no parameters) in one round trip: migrations, BEGIN/COMMIT.
     package func script(_ sql: String) throws(StoreError) {
         let r = PQexec(conn, sql)

@@ -54,7 +54,16 @@ struct PGMappingCheck {
         }
         checkTypes()
         try checkValues()
-        try checkWrites()
+        try checkWritten(m.messages.write, into: m.messages.table, at: "messages.write")
+        checkRepliesFillTheTable()
+        if let filter = m.messages.filter { try checkCondition(filter, over: m.messages.table, at: "messages.where") }
+        if let o = m.conversations.ownership {
+            try checkWritten(o.handoff, into: m.conversations.table, at: "conversations.ownership.handoff")
+            for (key, condition) in [("agent", o.agent), ("waiting", o.waiting)] {
+                guard let condition else { continue }
+                try checkCondition(condition, over: m.conversations.table, at: "conversations.ownership." + key)
+            }
+        }
         if m.intake == .trigger, try db.execute("SELECT relkind::text FROM pg_class WHERE oid = to_regclass($1)",
                                                 [PGText.identifier(m.messages.table)]).text(0, 0) == "v" {
             report("view-with-trigger", "'\(m.messages.table)' is a view, and a view cannot have Usher's NOTIFY trigger; "
@@ -63,6 +72,8 @@ struct PGMappingCheck {
         func quoted(_ columns: [String: PGColumn]?) -> [String: PGColumn] {
             Dictionary(uniqueKeysWithValues: (columns ?? [:]).map { (PGText.identifier($0.key), $0.value) })
         }
+        layout.conversationColumns = Set(tables[m.conversations.table]?.keys ?? [:].keys)
+        layout.messageColumnNames = Set(tables[m.messages.table]?.keys ?? [:].keys)
         layout.conversationTypes = quoted(tables[m.conversations.table])
         layout.messageTypes = quoted(tables[m.messages.table])
         for (name, column) in layout.conversationTypes { if let d = column.defaultSQL { layout.conversationDefaults[name] = d } }
@@ -197,18 +208,16 @@ struct PGMappingCheck {
         }
     }
 
-    /// The values of `messages.write`, each against its column: the column exists and the
-    /// database does not fill it itself; a constant is a value of it; NULL only where the column
-    /// takes it; `default` only where it has one (or takes NULL); `now()` only in a time or
-    /// number column; a column of the conversation's or the inbound message's row exists and
-    /// casts to the column's type. Then every NOT NULL column without a default that a reply
-    /// would leave empty, in one diagnostic: the insert would fail at the first reply.
-    mutating func checkWrites() throws {
+    /// Written values (`messages.write`, `conversations.ownership.handoff`), each against its
+    /// column of `table`: the column exists and the database does not fill it itself; a
+    /// constant is a value of it; NULL only where the column takes it; `default` only where it
+    /// has one (or takes NULL); `now()` only in a time or number column; a column of the
+    /// conversation's or the inbound message's row exists and casts to the column's type.
+    mutating func checkWritten(_ writes: [SQLMapping.WrittenColumn], into table: String, at section: String) throws {
         let m = mapping
-        let table = m.messages.table
         guard let columns = tables[table] else { return }
-        for w in m.messages.write {
-            let keyPath = "messages.write.\(w.column)"
+        for w in writes {
+            let keyPath = "\(section).\(w.column)"
             let name = "column '\(w.column)' of '\(table)'"
             guard let column = columns[w.column] else {
                 let hint = Suggestion.closest(to: w.column, in: columns.keys.sorted()).map { "; did you mean '\($0)'?" } ?? ""
@@ -216,7 +225,7 @@ struct PGMappingCheck {
                 continue
             }
             if column.filledByDatabase {
-                report("invalid-value", "\(name) is an identity or generated column: the database fills it; remove it from 'write'", at: keyPath)
+                report("invalid-value", "\(name) is an identity or generated column: the database fills it; remove it from '\(section)'", at: keyPath)
                 continue
             }
             switch w.value {
@@ -229,7 +238,7 @@ struct PGMappingCheck {
             case .now where !(column.isTimestamp || column.isTimestampTZ || column.type == "date" || column.isNumeric):
                 report("invalid-value", "now() needs a timestamp, date or number column; \(name) is \(column.described)", at: keyPath)
             case let .conversation(source), let .message(source):
-                let (row, sourceTable) = if case .conversation = w.value { ("conversation", m.conversations.table) } else { ("message", table) }
+                let (row, sourceTable) = if case .conversation = w.value { ("conversation", m.conversations.table) } else { ("message", m.messages.table) }
                 guard let from = tables[sourceTable]?[source] else {
                     if let known = tables[sourceTable] {
                         let hint = Suggestion.closest(to: source, in: known.keys.sorted()).map { "; did you mean '\($0)'?" } ?? ""
@@ -248,6 +257,29 @@ struct PGMappingCheck {
                 break
             }
         }
+    }
+
+    /// A condition of the mapping over `table`'s row, planned by the database as Usher's
+    /// statements use it (its columns qualified): an unknown column, a syntax error or a
+    /// condition that is not true or false is reported at its character in the file.
+    mutating func checkCondition(_ condition: SQLExpression, over table: String, at keyPath: String) throws {
+        guard let columns = tables[table] else { return }
+        let (sql, source) = condition.sql(alias: "r", columns: Set(columns.keys))
+        let prefix = "SELECT 1 FROM \(PGText.identifier(table)) AS r WHERE ("
+        guard let (message, position) = try db.planProblem(prefix + sql + ")") else { return }
+        // The server's position counts characters of the whole statement, from 1.
+        let at = position.map { $0 - 1 - prefix.unicodeScalars.count }.flatMap { source.indices.contains($0) ? source[$0] : nil }
+        problems.append(mapping.diagnostic("invalid-condition", "'\(keyPath)' does not work on '\(table)': \(message)",
+                                           at: keyPath, offset: at ?? -1))
+    }
+
+    /// Every NOT NULL column without a default that a reply would leave empty, in one
+    /// diagnostic: the insert would fail at the first reply.
+    mutating func checkRepliesFillTheTable() {
+        let m = mapping
+        let table = m.messages.table
+        // A mapped column that is not there may be the one meant to fill a column named here.
+        guard let columns = tables[table], !problems.contains(where: { $0.code == "missing-column" }) else { return }
         // What a reply's insert names: the columns Usher writes (`PGSQL.insertOutgoing`) and the
         // written ones but those left to their default.
         let mm = m.messages

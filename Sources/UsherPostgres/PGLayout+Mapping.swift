@@ -15,6 +15,8 @@ extension PGLayout {
             cLocale: q(c.locale), cOwner: q(c.owner), cAssigned: q(c.assignedToAgent), cCount: q(c.customerMessageCount),
             cTags: q(c.tags), cMetadata: q(c.metadata), cCreatedAt: q(c.createdAt), cUpdatedAt: q(c.updatedAt),
             ownerValues: ["bot": c.ownerValues.bot, "waiting": c.ownerValues.waiting, "agent": c.ownerValues.agent],
+            agentOwned: c.ownership?.agent, waitingOwned: c.ownership?.waiting,
+            handoffWrites: (c.ownership?.handoff ?? []).map { (q($0.column), $0.value) },
             conversationTypes: isNative ? PGLayout.nativeConversationTypes : [:],
             messages: q(g.table), mSeq: q(g.seq), mID: q(g.id), mConversation: q(g.conversationID), mKind: q(g.kind),
             mSender: q(g.senderType), mSenderID: q(g.senderID), mSenderName: q(g.senderName), mContent: q(g.content),
@@ -22,7 +24,7 @@ extension PGLayout {
             customerValues: g.senderValues.customer, agentValues: g.senderValues.agent,
             botValue: g.senderValues.bot, systemValue: g.senderValues.system,
             kindMessage: g.kindValues.message, kindClose: g.kindValues.close,
-            time: g.time, messageWrites: g.write.map { (q($0.column), $0.value) },
+            time: g.time, messageWrites: g.write.map { (q($0.column), $0.value) }, messageFilter: g.filter,
             usher: q(m.usherSchema), trigger: m.intake == .trigger, pollInterval: m.pollInterval, isNative: isNative)
     }
 }

@@ -21,6 +21,15 @@ struct PGLayout: Sendable {
     var cUpdatedAt: String?
     /// Owner values as the column holds them, by `Owner.rawValue`.
     var ownerValues: [String: String]
+    /// Who owns a conversation by the application's own columns (`SQLMapping.Ownership`):
+    /// conditions over the conversation's row; both nil: Usher's state says.
+    var agentOwned: SQLExpression?
+    var waitingOwned: SQLExpression?
+    /// Written in the conversation's row when it leaves the bot, by quoted column.
+    var handoffWrites: [(column: String, value: SQLMapping.WrittenValue)] = []
+    /// The conversations table's columns as the catalogue names them: what the conditions'
+    /// bare names are qualified against.
+    var conversationColumns: Set<String> = []
     /// The conversation columns, by quoted name, as the catalogue describes them (read at start
     /// for a mapping): parameters travel as text and are cast to their types.
     var conversationTypes: [String: PGColumn] = [:]
@@ -53,6 +62,12 @@ struct PGLayout: Sendable {
     /// What the replies and notices carry beyond the mapped columns, or instead of Usher's value
     /// in one (`SQLMapping.Messages.write`): by quoted column, in file order.
     var messageWrites: [(column: String, value: SQLMapping.WrittenValue)] = []
+    /// Which rows are messages at all (`SQLMapping.Messages.filter`, `where`): a condition over
+    /// the messages' row.
+    var messageFilter: SQLExpression?
+    /// The messages table's columns as the catalogue names them: what the filter's bare names
+    /// are qualified against.
+    var messageColumnNames: Set<String> = []
     /// The messages table's columns, by quoted name, as the catalogue describes them (read at
     /// start for a mapping; empty for the native schema, whose columns are text and timestamptz).
     var messageTypes: [String: PGColumn] = [:]
@@ -110,15 +125,23 @@ struct PGLayout: Sendable {
     var messageID: String { "\(m(mID ?? mSeq))::text" }
 
     /// Customer and agent messages and close events: what a bot takes in.
-    var inbound: String { inbound(m) }
+    var inbound: String { inbound("m") }
 
-    /// `inbound` over the columns as `column` names them: under the alias `m`, or bare (the
-    /// predicate of the index `messages_inbound`, which must read as the queries' for the
-    /// planner to see that they fall within it).
-    func inbound(_ column: (String) -> String) -> String {
+    /// `inbound` over the columns of the messages row under `alias` (`m`, `NEW` in the trigger),
+    /// or bare (nil: the predicate of the index `messages_inbound`, which must read as the
+    /// queries' for the planner to see that they fall within it). With the mapping's row
+    /// filter (`where`), only rows it keeps.
+    func inbound(_ alias: String?) -> String {
+        func column(_ name: String) -> String { alias.map { "\($0).\(name)" } ?? name }
         var s = "\(column(mSender))::text IN (\(list(customerValues + agentValues)))"
         if let k = mKind { s = "(\(s) OR \(column(k))::text = \(PGText.literal(kindClose)))" }
-        return s
+        return s + filter(alias)
+    }
+
+    /// ` AND (the mapping's row filter)` over the messages row under `alias`; "" without one.
+    func filter(_ alias: String?) -> String {
+        guard let messageFilter else { return "" }
+        return " AND (\(messageFilter.sql(alias: alias, columns: messageColumnNames).sql))"
     }
 
     /// The sender role as `customer|agent|bot|system`.
@@ -128,7 +151,8 @@ struct PGLayout: Sendable {
             + "WHEN \(m(mSender))::text = \(PGText.literal(systemValue)) THEN 'system' ELSE 'bot' END"
     }
 
-    var isAgent: String { "\(m(mSender))::text IN (\(list(agentValues)))" }
+    /// An agent's message: a row the filter leaves out (a private note) takes nothing over.
+    var isAgent: String { "\(m(mSender))::text IN (\(list(agentValues)))" + filter("m") }
 
     var isCustomer: String { "\(m(mSender))::text IN (\(list(customerValues)))" }
 
@@ -157,6 +181,28 @@ struct PGLayout: Sendable {
 
     /// `expr` (text) as a value of the messages column `column`.
     func castMessage(_ expr: String, to column: String) -> String { messageTypes[column]?.cast(expr) ?? expr }
+
+    /// Whether the application's columns say who owns a conversation (`agentOwned`, `waitingOwned`).
+    var readsOwnership: Bool { agentOwned != nil || waitingOwned != nil }
+
+    /// Who owns the conversation whose row is under `alias`, by the application's columns:
+    /// `'agent'`, `'waiting'` or `'bot'` (a condition that is NULL is false; no row: `'bot'`).
+    func owner(_ alias: String) -> String {
+        var s = "CASE"
+        for (condition, owner) in [(agentOwned, "agent"), (waitingOwned, "waiting")] {
+            guard let condition else { continue }
+            s += " WHEN coalesce((\(condition.sql(alias: alias, columns: conversationColumns).sql)), false) THEN '\(owner)'"
+        }
+        return s + " ELSE 'bot' END"
+    }
+
+    /// Whether a conversation whose row says `row` (`owner(_:)`) is still as a commit decided
+    /// from it, expecting `expected` (the owner its state was presented with,
+    /// `PostgresStore.presented`): the bot's only while the row says bot; waiting only while
+    /// it waits; a person's while the row says a person has it or waits for one.
+    static func stillOwned(_ expected: String, _ row: String) -> String {
+        "CASE \(expected) WHEN 'bot' THEN \(row) = 'bot' WHEN 'waiting' THEN \(row) = 'waiting' ELSE \(row) <> 'bot' END"
+    }
 
     /// A conversation id parameter (text) as the conversations table's id type.
     func conversationID(_ expr: String) -> String { cast(expr, to: cID) }

@@ -124,9 +124,9 @@ package struct PGSQL: Sendable {
                   FROM \(l.messages) AS m
                   LEFT JOIN unnest($7::text[], $10::int8[]) AS f(c, through) ON f.c = m.\(l.mConversation)::text
                   WHERE m.\(l.mSeq) > $1::int8 AND m.\(l.mSeq) <= (SELECT max(usher_seq) FROM cand)) AS t)
-        SELECT cand.*, s.state, span.through, span.passed
+        SELECT cand.*, s.state, span.through, span.passed\(ownerColumn)
         FROM cand CROSS JOIN span
-        LEFT JOIN \(u).bot_state AS s ON s.bot = $2 AND s.conversation_id = cand.usher_c
+        LEFT JOIN \(u).bot_state AS s ON s.bot = $2 AND s.conversation_id = cand.usher_c\(ownerJoin("cand.usher_c"))
         WHERE usher_c IN (SELECT c FROM held)
         ORDER BY 1
         """
@@ -198,10 +198,27 @@ package struct PGSQL: Sendable {
     /// $1 bot, $2 conversation.
     var state: String { text { "SELECT state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = $2" } }
 
-    /// $1 bot, $2 conversations (text[]).
+    /// $1 bot, $2 conversations (text[]): each one's state, and — when the application's
+    /// columns say who owns a conversation — who they say does (every conversation asked for
+    /// then has a row; a NULL state: none yet).
     package var states: String { text {
-        "SELECT conversation_id, state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = ANY($2::text[])"
+        guard l.readsOwnership else {
+            return "SELECT conversation_id, state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = ANY($2::text[])"
+        }
+        return """
+        SELECT w.c, s.state\(ownerColumn) FROM unnest($2::text[]) AS w(c)
+        LEFT JOIN \(u).bot_state AS s ON s.bot = $1 AND s.conversation_id = w.c\(ownerJoin("w.c"))
+        """
     } }
+
+    /// `, <who owns it>` when the application's columns say who owns a conversation: a last
+    /// column of a read, over the conversation row `ownerJoin` joins.
+    private var ownerColumn: String { l.readsOwnership ? ", \(l.owner("oc"))" : "" }
+
+    /// The conversation's row as `oc`, for `ownerColumn`.
+    private func ownerJoin(_ conversation: String) -> String {
+        l.readsOwnership ? "\nLEFT JOIN \(l.conversations) AS oc ON oc.\(l.cID) = \(l.conversationID(conversation))" : ""
+    }
 
     // MARK: commit — checks
 
@@ -247,9 +264,9 @@ package struct PGSQL: Sendable {
     /// $1 conversations: their rows locked (in a fixed order) before the agent check, so that a
     /// backend writing a message through its conversation row (as `append` does) either
     /// committed before the check — and is seen — or takes its sequence number after this
-    /// commit. Needs UPDATE on a column of the table; nil when no conversation column is written.
+    /// commit. Needs UPDATE on a column of the table; nil when Usher writes no column there.
     package var lockConversations: String? { optionalText {
-        guard updateConversations != nil else { return nil }
+        guard !conversationWrites.isEmpty || !l.handoffWrites.isEmpty || l.cUpdatedAt != nil else { return nil }
         return """
         SELECT 1 FROM \(l.conversations) AS c JOIN unnest($1::text[]) AS w(c) ON c.\(l.cID) = \(l.conversationID("w.c"))
         ORDER BY c.\(l.cID) FOR UPDATE OF c
@@ -263,6 +280,26 @@ package struct PGSQL: Sendable {
         JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.messageConversationID("w.c")) AND m.\(l.mSeq) > w.lo
         WHERE \(l.isAgent) GROUP BY w.c
         """
+    } }
+
+    /// $1 conversations, $2 the owner each was decided from (`PostgresStore.presented`: its
+    /// first commit's expected owner): those whose owner by the application's columns is no
+    /// longer as decided (`PGLayout.stillOwned`) — a person took one the bot answered, or
+    /// gave back one it had. Their replies are not written (`.silenced`). Nil unless the
+    /// application's columns say who owns a conversation.
+    package var ownersChanged: String? { optionalText {
+        guard l.readsOwnership else { return nil }
+        return """
+        SELECT w.c FROM unnest($1::text[], $2::text[]) AS w(c, o)
+        JOIN \(l.conversations) AS c ON c.\(l.cID) = \(l.conversationID("w.c"))
+        WHERE NOT (\(PGLayout.stillOwned("w.o", l.owner("c"))))
+        """
+    } }
+
+    /// $1 conversations, $2 owners: raises `batchChanged` when one of them changed owner
+    /// (`ownersChanged`). Sent after the conversations' rows are locked, before they are updated.
+    package var expectOwners: String? { optionalText {
+        ownersChanged.map { "SELECT \(u).expect_batch(NOT EXISTS (\($0)))" }
     } }
 
     /// The SQLSTATE `commitStates` and `expectAgents` raise when the batch is not as its commits expect.
@@ -351,21 +388,47 @@ package struct PGSQL: Sendable {
         return out
     }
 
-    /// $1 conversations, then one text[] per `conversationWrites`, then $n now (float8[]).
+    /// $1 conversations, then one text[] per `conversationWrites`, then now (float8[]); when the
+    /// application's columns say who owns a conversation, then the owner each conversation's
+    /// first commit of the batch decided from (text[]) and whether it leaves the bot (bool[]).
+    ///
+    /// A row is updated only when a value changes (its `updated_at` too: a commit that changes
+    /// nothing there leaves the application's row as it was). When the application's columns
+    /// say who owns a conversation, Usher writes only in one that was the bot's when decided and
+    /// still is (`PGLayout.owner`): never in a conversation a person has, nor over a person's
+    /// taking it meanwhile. There, a conversation leaving the bot (a handoff, or an agent's
+    /// message) gets the mapping's `handoff` values.
     package var updateConversations: String? { optionalText {
         let writes = conversationWrites
-        if writes.isEmpty && l.cUpdatedAt == nil { return nil }
-        let names = ["c"] + writes.map(\.param) + ["now"]
-        let params = names.indices.map { "$\($0 + 1)::\(names[$0] == "now" ? "float8" : "text")[]" }
-        var sets = writes.map { w -> String in
-            let value = l.cast("w.\(w.param)", to: w.column)
-            return w.param == "customer" ? "\(w.column) = coalesce(c.\(w.column), \(value))" : "\(w.column) = \(value)"
+        let handoff = l.handoffWrites
+        if writes.isEmpty && handoff.isEmpty { return nil }
+        let ownership = l.readsOwnership
+        let names = ["c"] + writes.map(\.param) + ["now"] + (ownership ? ["o", "h"] : [])
+        let types = ["text"] + writes.map { _ in "text" } + ["float8"] + (ownership ? ["text", "bool"] : [])
+        let params = names.indices.map { "$\($0 + 1)::\(types[$0])[]" }
+        var sets: [String] = []
+        var changes: [String] = []
+        for w in writes {
+            let cast = l.cast("w.\(w.param)", to: w.column)
+            let value = w.param == "customer" ? "coalesce(c.\(w.column), \(cast))" : cast
+            sets.append("\(w.column) = \(value)")
+            changes.append("c.\(w.column) IS DISTINCT FROM \(value)")
         }
+        var handoffChanges: [String] = []
+        for (column, value) in handoff {
+            // Within a CASE a column's default is its expression, not DEFAULT.
+            let v = l.written(value, into: l.conversationTypes[column]) ?? l.conversationDefaults[column] ?? "NULL"
+            sets.append("\(column) = CASE WHEN w.h THEN \(v) ELSE c.\(column) END")
+            handoffChanges.append("c.\(column) IS DISTINCT FROM \(v)")
+        }
+        if !handoffChanges.isEmpty { changes.append("(w.h AND (\(handoffChanges.joined(separator: " OR "))))") }
         if let up = l.cUpdatedAt { sets.append("\(up) = greatest(c.\(up), \(l.writeTime("w.now", l.conversationTypes[up])))") }
+        let owned = ownership ? "\n  AND w.o = 'bot' AND \(l.owner("c")) = 'bot'" : ""
         return """
         UPDATE \(l.conversations) AS c SET \(sets.joined(separator: ", "))
         FROM unnest(\(params.joined(separator: ", "))) AS w(\(names.joined(separator: ", ")))
-        WHERE c.\(l.cID) = \(l.conversationID("w.c"))
+        WHERE c.\(l.cID) = \(l.conversationID("w.c"))\(owned)
+          AND (\(changes.joined(separator: " OR ")))
         """
     } }
 

@@ -216,19 +216,30 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
         let q = sql.claimPending
         let inFlight = skipping.sorted { $0.key < $1.key }
         let skip = PGText.array(inFlight.map(\.key)), skipThrough = PGText.array(inFlight.map(\.value))
-        let (messages, texts, through, passed) = try await reader.run { db in
+        let ownership = layout.readsOwnership
+        let (messages, texts, owners, through, passed) = try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
                                        String(max(0, until.timeIntervalSinceNow / 2)), skip, String(share.count), String(share.index), skipThrough],
                                    prepare: true)
             var texts: [String: String] = [:]
+            var owners: [String: String] = [:]
             let messages = (0..<r.rows).map { i in
                 let m = Self.message(r, i)
                 if let state = r.text(i, 14) { texts[m.conversationID] = state }
+                if ownership { owners[m.conversationID] = r.text(i, 17) }
                 return m
             }
-            return (messages, texts, r.rows > 0 ? r.int64(0, 15) : cursor, r.rows > 0 && !r.isNull(0, 16) ? r.int64(0, 16) : nil)
+            return (messages, texts, owners, r.rows > 0 ? r.int64(0, 15) : cursor, r.rows > 0 && !r.isNull(0, 16) ? r.int64(0, 16) : nil)
         }
-        let states = try texts.mapValues(Self.decodeState)
+        var states = try texts.mapValues(Self.decodeState)
+        if ownership {
+            // Each conversation once, from its first message of the batch.
+            var seen = Set<String>()
+            for m in messages where seen.insert(m.conversationID).inserted {
+                let c = m.conversationID
+                states[c] = Self.presented(states[c], c, row: Owner(rawValue: owners[c] ?? "") ?? .bot, channel: m.channel, locale: m.locale)
+            }
+        }
         // No rows: nothing is known to be covered (what was passed over was not counted).
         let readThrough = max(cursor, through)
         let served = known.withLock { k in
@@ -412,6 +423,7 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
     // MARK: state
 
     public func state(bot: String, conversation: String) async throws -> ConversationState? {
+        if layout.readsOwnership { return try await states(bot: bot, conversations: [conversation])[conversation] }
         let q = sql.state
         let text = try await session.run { db in
             let r = try db.execute(q, [bot, PGText.clean(conversation)], prepare: true)
@@ -422,13 +434,53 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
 
     public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
         let q = sql.states
+        let ownership = layout.readsOwnership
         let rows = try await reader.run { db in
             let r = try db.execute(q, [bot, PGText.array(conversations)], prepare: true)
-            return (0..<r.rows).map { (r.string($0, 0), r.string($0, 1)) }
+            return (0..<r.rows).map { (r.string($0, 0), r.text($0, 1), ownership ? r.text($0, 2) : nil) }
         }
         var out: [String: ConversationState] = [:]
-        for (c, text) in rows { out[c] = try Self.decodeState(text) }
+        for (c, text, owner) in rows {
+            let stored = try text.map(Self.decodeState)
+            out[c] = ownership ? Self.presented(stored, c, row: Owner(rawValue: owner ?? "") ?? .bot, channel: nil, locale: nil) : stored
+        }
         return out
+    }
+
+    /// The state the engine decides from when the application's columns say who owns the
+    /// conversation (`row`, `PGLayout.owner`), from the one Usher stored: the bot answers only
+    /// a conversation the application gives it.
+    ///
+    /// - A person holds it: `agent`, whatever Usher's state says — Usher never answers there.
+    /// - It waits for a person: `waiting` when Usher handed it off (its `while_waiting` rules
+    ///   may speak), else `agent` (someone else queued it).
+    /// - The bot's: as stored; but one Usher had handed off, or seen an agent take, was given
+    ///   back (resolved and reopened, say): its session ends as at a close event, and the next
+    ///   message starts a new one with the bot.
+    ///
+    /// The version stays the stored one (the commit compares it). A conversation Usher has no
+    /// state for yet and a person has gets a new state owned by `agent`; one of the bot's gets none.
+    static func presented(_ stored: ConversationState?, _ conversation: String, row: Owner, channel: String?,
+                          locale: String?) -> ConversationState? {
+        guard var state = stored else {
+            if row == .bot { return nil }
+            var new = ConversationState(conversationID: conversation, channel: channel, locale: locale)
+            new.owner = .agent
+            return new
+        }
+        switch row {
+        case .agent:
+            state.owner = .agent
+        case .waiting:
+            if state.owner != .waiting { state.owner = .agent }
+        case .bot where state.owner != .bot:
+            let version = state.version
+            state = Engine.closeSession(state)
+            state.version = version
+        case .bot:
+            break
+        }
+        return state
     }
 
     /// States as the SQLite store writes them (`StateJSON`: Codable's shape, written by hand).

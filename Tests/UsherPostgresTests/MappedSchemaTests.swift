@@ -151,7 +151,9 @@ struct MappedSchemaTests {
             id         serial PRIMARY KEY,
             account_id integer NOT NULL,
             inbox_id   integer NOT NULL,
-            status     integer NOT NULL DEFAULT 0
+            status     integer NOT NULL DEFAULT 0,
+            assignee_id integer,
+            updated_at timestamp NOT NULL DEFAULT '2026-01-01'
         );
         CREATE TABLE messages (
             id              serial PRIMARY KEY,
@@ -253,8 +255,147 @@ struct MappedSchemaTests {
             "app.yaml:13:19: error: [invalid-value] 'outgoing' is not a value of column 'message_type' of 'messages' (integer): "
                 + "invalid input syntax for type integer: \"outgoing\"",
             "app.yaml:14:14: error: [invalid-value] column 'private' of 'messages' is NOT NULL: it cannot take null; write a value",
-            "app.yaml:15:12: error: [invalid-value] column 'words' of 'messages' is an identity or generated column: the database fills it; remove it from 'write'",
+            "app.yaml:15:12: error: [invalid-value] column 'words' of 'messages' is an identity or generated column: the database fills it; remove it from 'messages.write'",
             "app.yaml:17:13: error: [missing-column] table 'messages' has no column 'source'",
         ], "\(problems)")
+    }
+
+    /// The Rails schema with its ownership: pending (2) and resolved (1) are the bot's, open (0)
+    /// waits for a person until one is assigned, snoozed (3) is a person's. A handoff opens it.
+    static let ownedMapping = """
+        mapping: 1
+        intake: poll
+        conversations:
+          table: conversations
+          columns: {id: id, updated_at: updated_at}
+          ownership:
+            agent: "status = 3 OR (status = 0 AND assignee_id IS NOT NULL)"
+            waiting: status = 0 AND "assignee_id" IS NULL
+            handoff: {status: 0}
+        messages:
+          table: messages
+          columns: {seq: id, conversation_id: conversation_id, sender_type: sender_type, content: content, created_at: created_at}
+          sender_values: {customer: Contact, agent: User, bot: AgentBot, system: AgentBot}
+          write: {account_id: conversation.account_id, inbox_id: conversation.inbox_id, message_type: 1, updated_at: now()}
+        """
+
+    /// A customer's message in conversation `c`, as the application writes it.
+    static func customerMessage(_ sql: (String) throws -> String, _ c: Int, _ text: String) throws {
+        _ = try sql("""
+            INSERT INTO messages (content, account_id, inbox_id, conversation_id, message_type, created_at, updated_at, sender_type, sender_id)
+            VALUES ('\(text)', 3, 5, \(c), 0, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC', 'Contact', 42)
+            """)
+    }
+
+    /// Who owns a conversation is the application's: a conversation a person has is presented
+    /// as the agent's (Usher has no state for it yet), one that waits for a person Usher did not
+    /// hand over too; Usher writes nothing there. A handoff writes the handoff values, once; a
+    /// commit that changes nothing in the row leaves its `updated_at` alone.
+    @Test func ownershipIsReadFromTheApplicationsColumns() async throws {
+        let (url, sql) = try await Self.database(Self.railsDDL + """
+            UPDATE conversations SET status = 2;
+            INSERT INTO conversations (account_id, inbox_id, status, assignee_id) VALUES (3, 5, 0, 8), (3, 5, 0, NULL);
+            """)
+        let store = try await PostgresStore(url: url, mapping: try Self.mapping(Self.ownedMapping))
+        for c in 1...3 { try Self.customerMessage(sql, c, "hello \(c)") }
+        let intake = try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: Date().addingTimeInterval(30),
+                                                  skipping: [:], share: .all, holds: { _ in false })
+        #expect(intake.messages.map(\.conversationID) == ["1", "2", "3"])
+        let states = try #require(intake.states)
+        #expect(states["1"] == nil, "pending: the bot's, and new")
+        #expect(states["2"]?.owner == .agent && states["2"]?.version == 0, "open and assigned: a person's")
+        #expect(states["3"]?.owner == .agent, "waiting for a person, not handed over by Usher")
+        #expect(try await store.states(bot: Self.bot.id, conversations: ["1", "2", "3"]).mapValues(\.owner) == ["2": .agent, "3": .agent])
+
+        let before = try sql("SELECT string_agg(id || ':' || status || ':' || updated_at, ' ' ORDER BY id) FROM conversations")
+        // The person's conversations: decided (silently, as the engine would), nothing written there.
+        for m in intake.messages.dropFirst() {
+            #expect(try await store.commit(ConformanceSuite.sampleCommit(m, after: states[m.conversationID], reply: nil)) == .committed)
+        }
+        // The bot's: a reply, then a handoff on the next message.
+        #expect(try await store.commit(ConformanceSuite.sampleCommit(intake.messages[0], after: nil, reply: "hi")) == .committed)
+        #expect(try sql("SELECT string_agg(id || ':' || status || ':' || updated_at, ' ' ORDER BY id) FROM conversations") == before,
+                "nothing of a conversation changed, nor its updated_at")
+        try Self.customerMessage(sql, 1, "a person please")
+        let next = try #require(try await store.pending(bot: Self.bot.id, after: intake.readThrough, limit: 10).first)
+        let state = try await store.state(bot: Self.bot.id, conversation: "1")
+        #expect(try await store.commit(ConformanceSuite.sampleCommit(next, after: state, reply: nil, handoff: true)) == .committed)
+        #expect(try sql("SELECT status || ' ' || (updated_at > '2026-01-01') FROM conversations WHERE id = 1") == "0 true")
+        #expect(try await store.state(bot: Self.bot.id, conversation: "1")?.owner == .waiting, "handed off by Usher: waiting")
+        #expect(try await store.inbox(bot: Self.bot.id).map(\.conversationID) == ["1"])
+
+        // A person is assigned: the agent's. Resolved, then pending again: given back — the
+        // session ends as at a close, the version stays the stored one.
+        _ = try sql("UPDATE conversations SET assignee_id = 8 WHERE id = 1")
+        #expect(try await store.state(bot: Self.bot.id, conversation: "1")?.owner == .agent)
+        _ = try sql("UPDATE conversations SET status = 1 WHERE id = 1")
+        let back = try #require(try await store.state(bot: Self.bot.id, conversation: "1"))
+        #expect(back.owner == .bot && back.sessionStartedAt == nil && back.version == 2, "\(back)")
+        try await store.close()
+    }
+
+    /// A person takes the conversation between the bot's read and its commit: the reply is
+    /// not written (`.silenced`) and neither is anything of the row — in one round trip or two.
+    @Test func aPersonTakingTheConversationMeanwhileSilencesTheReply() async throws {
+        let (url, sql) = try await Self.database(Self.railsDDL + "UPDATE conversations SET status = 2;")
+        let store = try await PostgresStore(url: url, mapping: try Self.mapping(Self.ownedMapping))
+        try Self.customerMessage(sql, 1, "hello")
+        let m = try #require(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).first)
+        let read = try await store.state(bot: Self.bot.id, conversation: "1")
+        #expect(read == nil)
+        _ = try sql("UPDATE conversations SET status = 0, assignee_id = 8 WHERE id = 1")
+        #expect(try await store.commit(ConformanceSuite.sampleCommit(m, after: read, reply: "hi", handoff: true)) == .silenced)
+        #expect(try sql("SELECT count(*) FROM messages WHERE sender_type = 'AgentBot'") == "0")
+        #expect(try sql("SELECT status || ' ' || assignee_id || ' ' || updated_at FROM conversations") == "0 8 2026-01-01 00:00:00")
+        try await store.close()
+    }
+
+    /// Conditions the database cannot use, and handoff values the row cannot take, are refused
+    /// when the store opens: at the character the database names.
+    @Test func ownershipIsCheckedAtStart() async throws {
+        let (url, _) = try await Self.database(Self.railsDDL)
+        let broken = Self.ownedMapping
+            .replacingOccurrences(of: "(status = 0 AND assignee_id IS NOT NULL)", with: "(status = 0 AND asignee_id IS NOT NULL)")
+            .replacingOccurrences(of: #"waiting: status = 0 AND "assignee_id" IS NULL"#, with: "waiting: status + 1")
+            .replacingOccurrences(of: "handoff: {status: 0}", with: "handoff: {status: open, team: 2}")
+        let problems = try await Self.problems(url, try Self.mapping(broken))
+        #expect(problems == [
+            "app.yaml:9:23: error: [invalid-value] 'open' is not a value of column 'status' of 'conversations' (integer): "
+                + "invalid input syntax for type integer: \"open\"",
+            "app.yaml:9:35: error: [missing-column] table 'conversations' has no column 'team'",
+            "app.yaml:7:43: error: [invalid-condition] 'conversations.ownership.agent' does not work on 'conversations': "
+                + "column \"asignee_id\" does not exist",
+            "app.yaml:8:14: error: [invalid-condition] 'conversations.ownership.waiting' does not work on 'conversations': "
+                + "argument of WHERE must be type boolean, not type integer",
+        ], "\(problems)")
+    }
+
+    /// The row filter (`where`): a private note is neither read nor a takeover — a reply to the
+    /// message before it is written — and an activity row (no sender, `message_type` 2) is not
+    /// read; an agent's public message is. With `intake: trigger` the trigger tests it too.
+    @Test func aRowFilterKeepsNotesAndActivityOut() async throws {
+        let (url, sql) = try await Self.database(Self.railsDDL)
+        let mapping = try Self.mapping(Self.railsMapping(write: """
+              where: private = false AND message_type IN (0, 1)
+              write: {account_id: conversation.account_id, inbox_id: conversation.inbox_id, message_type: 1, updated_at: now(), sender_id: 1}
+            """).replacingOccurrences(of: "intake: poll", with: "intake: trigger"))
+        let store = try await PostgresStore(url: url, mapping: mapping)
+        func row(_ sender: String, _ type: Int, _ text: String, private p: Bool = false) throws {
+            _ = try sql("""
+                INSERT INTO messages (content, account_id, inbox_id, conversation_id, message_type, private, created_at, updated_at, sender_type)
+                VALUES ('\(text)', 3, 5, 1, \(type), \(p), now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC', \(sender))
+                """)
+        }
+        try row("'Contact'", 0, "hello")
+        try row("'User'", 1, "looks like a refund", private: true)
+        try row("NULL", 2, "Conversation was marked resolved")
+        let read = try await store.pending(bot: Self.bot.id, after: 0, limit: 10)
+        #expect(read.map(\.text) == ["hello"])
+        #expect(try await store.commit(ConformanceSuite.sampleCommit(read[0], after: nil, reply: "hi")) == .committed,
+                "a private note after the message is no agent's reply")
+        try row("'User'", 1, "Ana here")
+        #expect(try await store.pending(bot: Self.bot.id, after: read[0].seq, limit: 10).map { "\($0.from):\($0.text)" } == ["agent:Ana here"])
+        #expect(try sql("SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'usher_notify_inbound'").contains("private = false"))
+        try await store.close()
     }
 }
