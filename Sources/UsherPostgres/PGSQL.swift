@@ -139,6 +139,19 @@ package struct PGSQL: Sendable {
 
     package var cursor: String { text { "SELECT seq FROM \(u).cursors WHERE bot = $1" } }
 
+    /// $1 bot, $2 the seq to start after, or (NULL) $3 a time (epoch seconds): just below the
+    /// first message written at or after it, else the newest seq. A bot's first cursor
+    /// (`PostgresStore.floor`); one already there is kept.
+    package var startCursor: String { text {
+        """
+        INSERT INTO \(u).cursors (bot, seq)
+        VALUES ($1, coalesce($2::int8, (SELECT coalesce(min(m.\(l.mSeq)) - 1, (SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages)))
+                                       FROM \(l.messages) AS m
+                                       WHERE m.\(l.mCreatedAt) >= \(l.writeTime("$3", l.messageTypes[l.mCreatedAt])))))
+        ON CONFLICT (bot) DO NOTHING RETURNING seq
+        """
+    } }
+
     /// $1 bot, $2 the group of its workers (`Share.group(of:)`). Where the cursor may move, read
     /// in one statement (one snapshot, so a message committed meanwhile shows as a hole, not as
     /// done): the cursor; just below the oldest inbound message not done after where the walk

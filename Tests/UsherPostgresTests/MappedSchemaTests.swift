@@ -398,4 +398,57 @@ struct MappedSchemaTests {
         #expect(try sql("SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'usher_notify_inbound'").contains("private = false"))
         try await store.close()
     }
+
+    /// A database with history: a bot's first start reads nothing written before the store
+    /// opened (`now`), and keeps that position across restarts — a later `--from` is reported
+    /// and changes nothing; `beginning` reads the history; a time reads from the first
+    /// message written at or after it.
+    @Test func aFirstStartOnADatabaseWithHistoryAnswersNothingOld() async throws {
+        let (url, sql) = try await Self.database(Self.typedDDL)
+        let mapping = try Self.mapping(Self.typedMapping)
+        _ = try sql("""
+            INSERT INTO tickets (subject) VALUES ('old'), ('older');
+            INSERT INTO posts (ticket_id, author, body, posted_at) VALUES
+                (2, 'customer', 'a month ago', '2026-11-01 10:00:00'), (2, 'robot', 'hi', '2026-11-01 10:00:01'),
+                (1, 'customer', 'yesterday', '2026-12-04 10:00:00');
+            """)
+        let store = try await PostgresStore(url: url, mapping: mapping)
+        _ = try sql("INSERT INTO posts (ticket_id, author, body, posted_at) VALUES (1, 'customer', 'now', '2026-12-05 10:00:00')")
+        #expect(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).map(\.text) == ["now"])
+        #expect(try await store.cursor(bot: Self.bot.id) == 3)
+        let intake = try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: "w", until: Date().addingTimeInterval(30),
+                                                  skipping: [:], share: .all, holds: { _ in false })
+        #expect(intake.messages.map(\.text) == ["now"])
+        try await store.close()
+
+        // Started again with --from beginning: the bot has its position; the change is reported.
+        let warned = Locked<[String]>([])
+        var again = PostgresStore.Options()
+        again.start = .beginning
+        again.warn = { event, fields in warned.withLock { $0.append(event + " " + fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")) } }
+        let restarted = try await PostgresStore(url: url, mapping: mapping, options: again)
+        #expect(try await restarted.pending(bot: Self.bot.id, after: 0, limit: 10).map(\.text) == ["now"])
+        #expect(warned.withLock { $0 } == ["start-ignored bot=conf from=beginning cursor=3 note=the bot has a position in this store already and goes on from it"])
+        // Another bot, from the beginning: the history too.
+        #expect(try await restarted.pending(bot: "other", after: 0, limit: 10).map(\.text) == ["a month ago", "yesterday", "now"])
+        try await restarted.close()
+
+        var fromTime = PostgresStore.Options()
+        fromTime.start = StartPosition("2026-12-04")
+        let third = try await PostgresStore(url: url, mapping: mapping, options: fromTime)
+        #expect(try await third.pending(bot: "third", after: 0, limit: 10).map(\.text) == ["yesterday", "now"])
+        try await third.close()
+    }
+
+    /// `--from` on Usher's own schema: refused — everything there was written for Usher, and a
+    /// start after some of it would leave those messages unanswered.
+    @Test func fromIsRefusedForUshersOwnSchema() async throws {
+        let url = try await TestDB.server.createDatabase()
+        do {
+            _ = try await PostgresStore.adapter.open(StoreRequest(url: url, worker: true, start: .beginning))
+            Issue.record("--from was taken for the native schema")
+        } catch let e as StoreError {
+            #expect(e.code == "from" && e.message.hasPrefix("--from beginning applies to an application's own tables (--mapping FILE)"))
+        }
+    }
 }
