@@ -68,7 +68,8 @@ struct PGCommit {
                 }
             }
             let r = try await db.pipeline([("BEGIN", [])] + reads(pairs), on: thread)
-            let (results, written) = classify(Found(Array(r.dropFirst()), pairs, ownership: sql.ownersChanged != nil), pairs)
+            var (results, written) = classify(Found(Array(r.dropFirst()), pairs, ownership: sql.ownersChanged != nil), pairs)
+            if results.contains(.silenced) { try await unsay(results, &written, pairs, db, on: thread) }
             try await db.pipeline(writes(written, pairs) + [("COMMIT", [])], on: thread)
             return (results, false)
         } catch {
@@ -217,6 +218,46 @@ struct PGCommit {
         /// What the classification started from, by pair: whether the state exists, its version.
         var exists: [Bool]
         var version: [Int]
+        /// By pair, the state written instead of its last commit's (`unsay`).
+        var states: [Int: ConversationState] = [:]
+    }
+
+    /// The states of the pairs with silenced commits, their replies taken back
+    /// (`ConversationState.unsaying`): from the state before the first silenced commit — the
+    /// commit before it in the batch, or the stored one (read here, its row locked by the
+    /// check's reads).
+    private func unsay(_ results: [CommitResult], _ w: inout Written, _ pairs: Pairs, _ db: PGConnection,
+                       on thread: ThreadExecutor) async throws(StoreError) {
+        var firstSilenced: [Int: Int] = [:]   // by pair
+        var dropped: [Int: [OutgoingMessage]] = [:]
+        var last: [Int: Int] = [:]
+        for i in batch.indices where results[i].isWritten {
+            let k = pairs.of[i]
+            last[k] = i
+            guard results[i] == .silenced else { continue }
+            if firstSilenced[k] == nil { firstSilenced[k] = i }
+            dropped[k, default: []] += batch[i].outgoing
+        }
+        // The state each first silenced commit was decided from: the batch's commit before it, or
+        // the stored one.
+        var before: [Int: ConversationState] = [:]
+        var stored: [Int] = []
+        for (k, i) in firstSilenced {
+            if let p = (0..<i).last(where: { pairs.of[$0] == k }) { before[k] = batch[p].state } else { stored.append(k) }
+        }
+        if !stored.isEmpty {
+            let statements: [Statement] = stored.map { k in (sql.state, [pairs.unique[k].bot, pairs.unique[k].conversation]) }
+            let r = try await db.pipeline(statements, on: thread)
+            for (k, result) in zip(stored, r) where result.rows > 0 {
+                // A state this store cannot read back: the replies stay counted (as before this
+                // check), rather than the commit failing.
+                before[k] = try? PostgresStore.decodeState(result.string(0, 0))
+            }
+        }
+        for (k, items) in dropped {
+            guard let i = last[k] else { continue }
+            w.states[k] = batch[i].state.unsaying(items, before: before[k])
+        }
     }
 
     /// Classifies the commits in order (later commits see earlier ones) from what the reads found
@@ -285,7 +326,7 @@ struct PGCommit {
         var out = w.handoffs.rounds.flatMap(handoffStatements)
         out += conversationStatements(w.commits)
         out += outgoingStatements(w.commits, w.overtaken)
-        out += stateStatements(w.commits, pairs, exists: w.exists)
+        out += stateStatements(w.commits, pairs, exists: w.exists, replacing: w.states)
         out.append(markDone(w.commits, reason: nil, w.commits.count == batch.count ? pairs : nil))
         return out
     }
@@ -397,8 +438,9 @@ struct PGCommit {
 
     /// 9. States: the last of each conversation, with the watermark; new ones inserted, the
     /// others (locked) updated.
-    private func stateStatements(_ committed: [Int], _ pairs: Pairs, exists: [Bool]) -> [Statement] {
-        let states = StateRows(self, committed, pairs)
+    private func stateStatements(_ committed: [Int], _ pairs: Pairs, exists: [Bool], replacing: [Int: ConversationState]) -> [Statement] {
+        var states = StateRows(self, committed, pairs)
+        states.replacing = replacing
         var out: [Statement] = []
         for update in [false, true] {
             let group = states.pairs.filter { exists[$0] == update }
@@ -417,6 +459,8 @@ struct PGCommit {
         var pairs: [Int] = []
         var last: [Int]   // each pair's last commit
         var watermark: [Int64]
+        /// By pair, a state written instead of its last commit's.
+        var replacing: [Int: ConversationState] = [:]
 
         init(_ commit: PGCommit, _ committed: [Int], _ all: Pairs) {
             self.commit = commit
@@ -441,7 +485,7 @@ struct PGCommit {
                 PGText.array(group.map { Int64(batch[last[$0]].state.version) }),
                 PGText.array(group.lazy.map { batch[last[$0]].state.owner.rawValue }),
                 PGText.array(group.map { watermark[$0] }),
-                PGText.array(group.lazy.map { PostgresStore.encodeState(batch[last[$0]].state) }),
+                PGText.array(group.lazy.map { PostgresStore.encodeState(replacing[$0] ?? batch[last[$0]].state) }),
                 PGText.array(group.lazy.map { batch[last[$0]].ruleSetVersion }),
             ]
         }

@@ -1,4 +1,5 @@
 import Synchronization
+import UsherStore
 
 /// Every statement the PostgreSQL store runs, generated once from the layout. Batches travel as
 /// arrays (`unnest`), so a group commit of 512 messages is a dozen statements, not thousands.
@@ -87,7 +88,7 @@ package struct PGSQL: Sendable {
                   AND ($8::int4 <= 1 OR \(Self.shareSlot("m.\(l.mConversation)::text", count: "$8::int4")) = $9::int4)
                   AND NOT EXISTS (SELECT 1 FROM \(u).leases AS h
                                   WHERE h.bot = $2 AND h.conversation_id = m.\(l.mConversation)::text AND h.worker <> $4
-                                    AND h.until > clock_timestamp())
+                                    AND h.until > clock_timestamp() AND NOT \(gone("h.worker", bot: "$2")))
                 ORDER BY m.\(l.mSeq) OFFSET 0) AS p
             -- Workers reading at the same instant skip each other's conversations instead of
             -- racing for their leases: a lock per conversation until this statement ends, taken
@@ -102,7 +103,7 @@ package struct PGSQL: Sendable {
             INSERT INTO \(u).leases AS l (bot, conversation_id, worker, until)
             SELECT $2, c, $4, to_timestamp($5::float8) FROM conv WHERE c NOT IN (SELECT c FROM kept) ORDER BY c
             ON CONFLICT (bot, conversation_id) DO UPDATE SET worker = excluded.worker, until = excluded.until
-            WHERE l.worker = excluded.worker OR l.until <= clock_timestamp()
+            WHERE l.worker = excluded.worker OR l.until <= clock_timestamp() OR \(gone("l.worker", bot: "$2"))
             RETURNING l.conversation_id AS c),
         held AS (SELECT c FROM fresh UNION ALL SELECT c FROM kept),
         span AS (
@@ -131,6 +132,15 @@ package struct PGSQL: Sendable {
         ORDER BY 1
         """
     } }
+
+    /// Whether the worker `worker` of `bot` has stopped saying it is alive (`members`: its row
+    /// in the bot's group has expired, 3 s after its last word): its leases are free then, not
+    /// 30 s after it took them — a worker killed or failed holds up no conversation for long.
+    /// A worker that never said it is alive (no row) keeps its leases to their end.
+    private func gone(_ worker: String, bot: String) -> String {
+        "EXISTS (SELECT 1 FROM \(u).workers AS g WHERE g.grp = \(PGText.literal(Share.group(of: ""))) || \(bot) "
+            + "AND g.worker = \(worker) AND g.until <= clock_timestamp())"
+    }
 
     /// The first key of the advisory locks `claimPending` takes ("ushr" in ASCII).
     static let claimLockClass: Int32 = 0x7573_6872
@@ -573,10 +583,10 @@ package struct PGSQL: Sendable {
         taken AS (
             UPDATE \(u).leases AS l SET worker = $3, until = to_timestamp($4::float8)
             WHERE l.bot = $1 AND l.conversation_id IN (
-                SELECT conversation_id FROM \(u).leases
-                WHERE bot = $1 AND conversation_id IN (SELECT c FROM want)
-                  AND (worker = $3 OR until <= clock_timestamp())
-                ORDER BY conversation_id FOR UPDATE SKIP LOCKED)
+                SELECT o.conversation_id FROM \(u).leases AS o
+                WHERE o.bot = $1 AND o.conversation_id IN (SELECT c FROM want)
+                  AND (o.worker = $3 OR o.until <= clock_timestamp() OR \(gone("o.worker", bot: "$1")))
+                ORDER BY o.conversation_id FOR UPDATE OF o SKIP LOCKED)
             RETURNING l.conversation_id)
         SELECT conversation_id FROM fresh UNION SELECT conversation_id FROM taken
         """
