@@ -270,6 +270,14 @@ package struct PGSQL: Sendable {
         a.bot != b.bot ? a.bot.utf8.lexicographicallyPrecedes(b.bot.utf8) : a.conversation.utf8.lexicographicallyPrecedes(b.conversation.utf8)
     }
 
+    /// Through a mapping, `, <the bot's cursor>)`, closing the `greatest(` that `undoneBetween`
+    /// opens: the application's history below a bot's first cursor (`PostgresStore.floor`) was
+    /// never Usher's to answer, and a conversation that has some must not wait for it. (Usher's
+    /// own schema has no such history, and its cursor never passes a message not done.)
+    private var historyFloor: String {
+        l.isNative ? "" : ", coalesce((SELECT k.seq FROM \(u).cursors AS k WHERE k.bot = w.b), 0))"
+    }
+
     /// $1 bots, $2 conversations, $3 high (the newest inbound seq of the batch): inbound messages
     /// not done between the state's watermark and `high` — the per-conversation order check. The
     /// watermark is read here (the row is locked by `lockStates` before), so that both go out in
@@ -277,8 +285,8 @@ package struct PGSQL: Sendable {
     package var undoneBetween: String { text {
         """
         SELECT w.b, w.c, m.\(l.mSeq) FROM unnest($1::text[], $2::text[], $3::int8[]) AS w(b, c, hi)
-        CROSS JOIN LATERAL (SELECT coalesce((SELECT s.last_seq FROM \(u).bot_state AS s
-                                             WHERE s.bot = w.b AND s.conversation_id = w.c), 0) AS lo) AS s
+        CROSS JOIN LATERAL (SELECT \(l.isNative ? "" : "greatest(")coalesce((SELECT s.last_seq FROM \(u).bot_state AS s
+                                             WHERE s.bot = w.b AND s.conversation_id = w.c), 0)\(historyFloor) AS lo) AS s
         JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.messageConversationID("w.c")) AND m.\(l.mSeq) > s.lo AND m.\(l.mSeq) < w.hi
         WHERE \(l.inbound) AND \(undone(bot: "w.b"))
         """
@@ -306,16 +314,18 @@ package struct PGSQL: Sendable {
     } }
 
     /// $1 conversations, $2 the owner each was decided from (`PostgresStore.presented`: its
-    /// first commit's expected owner): those whose owner by the application's columns is no
-    /// longer as decided (`PGLayout.stillOwned`) — a person took one the bot answered, or
-    /// gave back one it had. Their replies are not written (`.silenced`). Nil unless the
-    /// application's columns say who owns a conversation.
+    /// first commit's expected owner): those where the bot may not speak — decided as a
+    /// person's (the engine may still answer: a session that idled out starts with the bot), or
+    /// whose owner by the application's columns is no longer as decided
+    /// (`PGLayout.stillOwned`): a person took one the bot answered, or gave back one it had.
+    /// Their replies are not written (`.silenced`). Nil unless the application's columns say
+    /// who owns a conversation.
     package var ownersChanged: String? { optionalText {
         guard l.readsOwnership else { return nil }
         return """
         SELECT w.c FROM unnest($1::text[], $2::text[]) AS w(c, o)
         JOIN \(l.conversations) AS c ON c.\(l.cID) = \(l.conversationID("w.c"))
-        WHERE NOT (\(PGLayout.stillOwned("w.o", l.owner("c"))))
+        WHERE w.o = 'agent' OR NOT (\(PGLayout.stillOwned("w.o", l.owner("c"))))
         """
     } }
 

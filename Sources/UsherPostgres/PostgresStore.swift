@@ -251,7 +251,8 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
             var seen = Set<String>()
             for m in messages where seen.insert(m.conversationID).inserted {
                 let c = m.conversationID
-                states[c] = Self.presented(states[c], c, row: Owner(rawValue: owners[c] ?? "") ?? .bot, channel: m.channel, locale: m.locale)
+                states[c] = Self.presented(states[c], c, row: Owner(rawValue: owners[c] ?? "") ?? .bot, channel: m.channel,
+                                           locale: m.locale, at: m.at)
             }
         }
         // No rows: nothing is known to be covered (what was passed over was not counted).
@@ -486,7 +487,7 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
         var out: [String: ConversationState] = [:]
         for (c, text, owner) in rows {
             let stored = try text.map(Self.decodeState)
-            out[c] = ownership ? Self.presented(stored, c, row: Owner(rawValue: owner ?? "") ?? .bot, channel: nil, locale: nil) : stored
+            out[c] = ownership ? Self.presented(stored, c, row: Owner(rawValue: owner ?? "") ?? .bot, channel: nil, locale: nil, at: Date()) : stored
         }
         return out
     }
@@ -503,13 +504,18 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
     ///   message starts a new one with the bot.
     ///
     /// The version stays the stored one (the commit compares it). A conversation Usher has no
-    /// state for yet and a person has gets a new state owned by `agent`; one of the bot's gets none.
+    /// state for yet and a person has gets a new state owned by `agent`, its session begun at
+    /// `at` (a state with no session would start one with the bot); one of the bot's gets none.
+    /// Whatever the engine then decides, the commit writes no reply where a person has the
+    /// conversation (`PGSQL.ownersChanged`).
     static func presented(_ stored: ConversationState?, _ conversation: String, row: Owner, channel: String?,
-                          locale: String?) -> ConversationState? {
+                          locale: String?, at: Date) -> ConversationState? {
         guard var state = stored else {
             if row == .bot { return nil }
             var new = ConversationState(conversationID: conversation, channel: channel, locale: locale)
             new.owner = .agent
+            new.session = 1
+            new.sessionStartedAt = at
             return new
         }
         switch row {

@@ -308,14 +308,15 @@ struct MappedSchemaTests {
         #expect(try await store.states(bot: Self.bot.id, conversations: ["1", "2", "3"]).mapValues(\.owner) == ["2": .agent, "3": .agent])
 
         let before = try sql("SELECT string_agg(id || ':' || status || ':' || updated_at, ' ' ORDER BY id) FROM conversations")
-        // The person's conversations: decided (silently, as the engine would), nothing written there.
-        for m in intake.messages.dropFirst() {
-            #expect(try await store.commit(ConformanceSuite.sampleCommit(m, after: states[m.conversationID], reply: nil)) == .committed)
-        }
+        // The person's conversations: decided, nothing written there — and no reply, whatever
+        // was decided (an engine whose session idled out starts one with the bot).
+        #expect(try await store.commit(ConformanceSuite.sampleCommit(intake.messages[1], after: states["2"], reply: nil)) == .committed)
+        #expect(try await store.commit(ConformanceSuite.sampleCommit(intake.messages[2], after: states["3"], reply: "hi")) == .silenced)
         // The bot's: a reply, then a handoff on the next message.
         #expect(try await store.commit(ConformanceSuite.sampleCommit(intake.messages[0], after: nil, reply: "hi")) == .committed)
         #expect(try sql("SELECT string_agg(id || ':' || status || ':' || updated_at, ' ' ORDER BY id) FROM conversations") == before,
                 "nothing of a conversation changed, nor its updated_at")
+        #expect(try sql("SELECT string_agg(content, ',') FROM messages WHERE sender_type = 'AgentBot'") == "hi" , "one reply: the bot's conversation's")
         try Self.customerMessage(sql, 1, "a person please")
         let next = try #require(try await store.pending(bot: Self.bot.id, after: intake.readThrough, limit: 10).first)
         let state = try await store.state(bot: Self.bot.id, conversation: "1")
