@@ -136,4 +136,162 @@ struct AppSchemaTests {
         let (status, _) = worker.terminate()
         #expect(status == 0, "\(worker.log)")
     }
+
+    /// Two workers on Chatwoot's tables, one of them killed with SIGKILL at random moments (and
+    /// started again under its id) while 60 customers write five messages each: every
+    /// conversation gets exactly its three replies and one handoff notice, in order, and is
+    /// opened for the agents — nothing lost, nothing doubled.
+    @Test func killedAtRandomOnChatwoot() async throws {
+        let (url, asUsher, sql) = try await Self.chatwoot()
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let mapping = repoRoot.appendingPathComponent("examples/mapping/chatwoot.yaml").path
+        let conversations = 60, perConversation = 5
+        _ = try sql("INSERT INTO conversations (account_id, inbox_id, status, contact_id, created_at, updated_at) "
+                    + "SELECT 1, 1, 2, 3, now(), now() FROM generate_series(1, \(conversations))")
+        func start(_ i: Int) throws -> WorkerProcess {
+            try WorkerProcess(bot: scratch.bot, store: asUsher, extra: ["--mapping", mapping, "--worker-id", "w\(i)"])
+        }
+        var workers = try (0..<2).map(start)
+        try await eventually("the workers have their position", detail: workers[0].log) {
+            (try? sql("SELECT count(*) FROM usher.cursors WHERE bot = 'crash'")) == "1"
+        }
+        // Chatwoot's writes: each conversation's messages in order, the conversations interleaved.
+        let fed = Flag()
+        let feeder = Task.detached {
+            defer { fed.set() }
+            let db = try PGConnection(url)
+            var next = [Int](repeating: 0, count: conversations)
+            while let c = (0..<conversations).filter({ next[$0] < perConversation }).randomElement() {
+                next[c] += 1
+                _ = try db.execute("""
+                    INSERT INTO messages (content, account_id, inbox_id, conversation_id, message_type, created_at, updated_at, sender_type, sender_id)
+                    VALUES ($1, 1, 1, $2::int, 0, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC', 'Contact', 3)
+                    """, ["m\(next[c])", String(c + 3)])
+                try await Task.sleep(for: .milliseconds(Int.random(in: 2...12)))
+            }
+        }
+        var kills = 0
+        while kills < 25 || !fed.isSet {
+            try await Task.sleep(for: .milliseconds(Int.random(in: 30...250)))
+            workers[0].kill9()
+            kills += 1
+            workers[0] = try start(0)
+            if kills > 200 { break }
+        }
+        try await feeder.value
+        let (loaded, _) = SQLMapping.load(path: mapping)
+        let reader = try await PostgresStore(url: url, mapping: try #require(loaded))
+        try await drain(reader, bot: "crash", timeout: .seconds(120))
+        try await reader.close()
+        for w in workers {
+            let (status, _) = w.terminate()
+            #expect(status == 0)
+        }
+        #expect(kills >= 25)
+        // Per conversation: its bot messages in order, and whether it is open.
+        let rows = try sql("""
+            SELECT c.id || ' ' || c.status || ' ' || coalesce((SELECT string_agg(m.content, '|' ORDER BY m.id) FROM messages AS m
+                                                                 WHERE m.conversation_id = c.id AND m.sender_type = 'AgentBot'), '')
+            FROM conversations AS c WHERE c.id > 2 ORDER BY c.id
+            """).split(separator: "\n").map { $0.split(separator: " ", maxSplits: 2).map(String.init) }
+        #expect(rows.count == conversations)
+        let notices = Set(rows.compactMap { $0.last?.components(separatedBy: "|").dropFirst(3).first })
+        #expect(notices.count == 1, "one handoff notice text: \(notices)")
+        let expected = "one|two|three|" + (notices.first ?? "")
+        let wrong = rows.filter { $0.count < 3 || $0[1] != "0" || $0[2] != expected }
+        #expect(wrong.isEmpty, "conversations not answered exactly once each, in order, and opened: \(wrong.prefix(5))")
+    }
+
+    /// A Django app's tables: uuid ids, text statuses (`bot`, `queue`, `agent`, `closed`), an
+    /// `internal` flag for notes, `timestamp with time zone`. The seed's conversation through
+    /// its mapping: three replies and a handoff that queues the ticket, silence while a person
+    /// has it, and after it is closed a new session with the bot; a ticket a person had before
+    /// Usher came is never answered.
+    @Test func uuidIdsAndTextStatuses() async throws {
+        let server = try await Self.server
+        let url = try server.createDatabase(prefix: "django")
+        let database = PostgresTestServer.database(of: url)
+        let sql: @Sendable (String) throws -> String = { try server.psql($0, database: database).trimmingCharacters(in: .whitespacesAndNewlines) }
+        _ = try sql("""
+            CREATE TABLE support_ticket (
+                id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                subject        varchar(200) NOT NULL DEFAULT '',
+                status         varchar(20) NOT NULL DEFAULT 'bot',
+                assigned_to_id integer,
+                created        timestamp with time zone NOT NULL DEFAULT now(),
+                updated        timestamp with time zone NOT NULL DEFAULT now()
+            );
+            CREATE TABLE support_message (
+                id        bigserial PRIMARY KEY,
+                ticket_id uuid NOT NULL REFERENCES support_ticket (id) DEFERRABLE INITIALLY DEFERRED,
+                author    varchar(20) NOT NULL,
+                internal  boolean NOT NULL,
+                body      text NOT NULL,
+                created   timestamp with time zone NOT NULL
+            );
+            CREATE INDEX support_message_ticket_id ON support_message (ticket_id);
+            INSERT INTO support_ticket (id, status, assigned_to_id)
+                VALUES ('5b9e0a4c-0000-4000-8000-000000000001', 'bot', NULL), ('5b9e0a4c-0000-4000-8000-000000000002', 'agent', 4);
+            """)
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let mapping = scratch.dir.appendingPathComponent("django.yaml")
+        try """
+            mapping: 1
+            intake: poll
+            poll_interval: 100ms
+            conversations:
+              table: support_ticket
+              columns: {id: id, updated_at: updated}
+              ownership:
+                agent: status = 'agent'
+                waiting: status = 'queue'
+                handoff: {status: queue}
+            messages:
+              table: support_message
+              columns: {seq: id, conversation_id: ticket_id, sender_type: author, content: body, created_at: created}
+              sender_values: {customer: customer, agent: staff, bot: bot, system: bot}
+              where: internal = false
+              write: {internal: false}
+            """.write(to: mapping, atomically: true, encoding: .utf8)
+        let worker = try WorkerProcess(bot: scratch.bot, store: url, extra: ["--mapping", mapping.path])
+        try await eventually("the worker has its position", detail: worker.log) {
+            (try? sql("SELECT count(*) FROM usher.cursors WHERE bot = 'crash'")) == "1"
+        }
+        let ticket = "5b9e0a4c-0000-4000-8000-000000000001"
+        func post(_ author: String, _ body: String, ticket t: String = ticket, note: Bool = false) throws {
+            _ = try sql("INSERT INTO support_message (ticket_id, author, internal, body, created) VALUES ('\(t)', '\(author)', \(note), '\(body)', now())")
+        }
+        func bot() throws -> String {
+            try sql("SELECT coalesce(string_agg(body, '|' ORDER BY id), '') FROM support_message WHERE author = 'bot' AND ticket_id = '\(ticket)'")
+        }
+        for (i, expected) in ["one", "one|two", "one|two|three"].enumerated() {
+            try post("customer", "question \(i + 1)")
+            try await eventually("reply \(i + 1)", detail: worker.log) { try bot() == expected }
+        }
+        try post("staff", "looks like a refund", note: true)
+        try post("customer", "question 4")
+        try await eventually("the handoff queues the ticket", detail: worker.log) {
+            try sql("SELECT status FROM support_ticket WHERE id = '\(ticket)'") == "queue"
+        }
+        let handedOff = try bot()
+        #expect(handedOff.hasPrefix("one|two|three|") && handedOff.components(separatedBy: "|").count == 4)
+        _ = try sql("UPDATE support_ticket SET status = 'agent', assigned_to_id = 4 WHERE id = '\(ticket)'")
+        try post("staff", "Ana here")
+        try post("customer", "thanks Ana")
+        try post("customer", "anyone?", ticket: "5b9e0a4c-0000-4000-8000-000000000002")
+        let (loaded, _) = SQLMapping.load(path: mapping.path)
+        let reader = try await PostgresStore(url: url, mapping: try #require(loaded))
+        try await drain(reader, bot: "crash", timeout: .seconds(60))
+        #expect(try bot() == handedOff, "silent while a person has it")
+        #expect(try sql("SELECT count(*) FROM support_message WHERE author = 'bot' AND ticket_id = '5b9e0a4c-0000-4000-8000-000000000002'") == "0")
+        // Closed: the bot's again, and the next message starts a session with it.
+        _ = try sql("UPDATE support_ticket SET status = 'closed' WHERE id = '\(ticket)'")
+        try post("customer", "one more thing")
+        try await eventually("a new session with the bot", detail: worker.log) { try bot() == handedOff + "|one" }
+        try await reader.close()
+        let (status, _) = worker.terminate()
+        #expect(status == 0, "\(worker.log)")
+    }
 }
