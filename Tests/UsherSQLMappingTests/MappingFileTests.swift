@@ -53,6 +53,21 @@ struct MappingFileTests {
                 == "\(path):34:14: error: [missing-column] helpdesk.ticket_events has no column 'body'")
     }
 
+    /// examples/mapping/chatwoot.yaml: Chatwoot's tables, its ownership, filter and written values.
+    @Test func chatwootExample() throws {
+        let (loaded, diagnostics) = SQLMapping.load(path: repoRoot.appendingPathComponent("examples/mapping/chatwoot.yaml").path)
+        #expect(diagnostics.isEmpty, "\(diagnostics.map(\.headline))")
+        let m = try #require(loaded)
+        #expect(m.intake == .poll && m.pollInterval == .milliseconds(250))
+        #expect(m.conversations.ownership?.agent?.text == "status = 3 OR (status = 0 AND assignee_id IS NOT NULL)")
+        #expect(m.conversations.ownership?.waiting?.text == "status = 0 AND assignee_id IS NULL")
+        #expect(m.conversations.ownership?.handoff == [.init("status", .constant("0"))])
+        #expect(m.messages.filter?.text == "private = false AND message_type IN (0, 1)")
+        #expect(m.messages.senderValues == .init(customer: ["Contact"], agent: ["User"], bot: "AgentBot", system: "AgentBot"))
+        #expect(m.messages.write.map(\.column) == ["account_id", "inbox_id", "message_type", "content_type", "private", "status",
+                                                   "sender_id", "updated_at"])
+    }
+
     /// Every key of the format, in block style, with comments and a modeline.
     @Test func fullFile() throws {
         let m = try mapping("""
