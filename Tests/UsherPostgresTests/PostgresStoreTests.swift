@@ -819,6 +819,59 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
+    /// A reply dropped because an agent wrote first (`.silenced`) is not counted: the state
+    /// written has the bot's replies, the loop guard's times and the rule's `once` and cooldown
+    /// mark as they were before it — the mark of an earlier reply of the same rule kept as it was.
+    @Test func aSilencedReplyIsNotCounted() async throws {
+        let store = try await TestDB.store()
+        let t0 = Date(timeIntervalSince1970: 1_796_000_000)
+        func answered(_ m: StoredMessage, after old: ConversationState?, at t: Date) -> Commit {
+            var c = ConformanceSuite.sampleCommit(m, after: old, reply: "hi")
+            c.state.botReplies += 1
+            c.state.recentReplies.append(t)
+            c.state.recordFire(of: "r", at: t)
+            return c
+        }
+        let first = try await customer(store, "s", "hello")
+        #expect(try await store.commit(answered(first, after: nil, at: t0)) == .committed)
+        let said = try #require(try await store.state(bot: Self.bot.id, conversation: "s"))
+        let second = try await customer(store, "s", "are you there")
+        _ = try await store.append(NewMessage(conversationID: "s", from: .agent, senderID: "a1", senderName: "Ana", text: "Ana here"))
+        #expect(try await store.commit(answered(second, after: said, at: t0.addingTimeInterval(60))) == .silenced)
+        let after = try #require(try await store.state(bot: Self.bot.id, conversation: "s"))
+        #expect(after.botReplies == 1 && after.recentReplies == [t0] && after.customerMessages == 2, "\(after)")
+        #expect(after.marks == said.marks, "\(after.marks)")
+        try await store.close()
+    }
+
+    /// A worker that stops saying it is alive (killed, or failed: its row in the group expired)
+    /// holds up no conversation: its leases are free at once, not 30 s after it took them. A
+    /// lease of a worker that never said it is alive lasts its 30 s.
+    @Test func aGoneWorkersLeasesAreFree() async throws {
+        let url = try await TestDB.server.createDatabase()
+        var options = PostgresStore.Options()
+        options.takeNotified = false
+        let store = try await PostgresStore(url: url, options: options)
+        _ = try await customer(store, "g", "hello")
+        _ = try await customer(store, "h", "hello")
+        let until = Date().addingTimeInterval(30)
+        func claim(_ worker: String) async throws -> [String] {
+            try await store.claimPending(bot: Self.bot.id, after: 0, limit: 10, worker: worker, until: until, skipping: [:],
+                                         share: .all, holds: { _ in false }).messages.map(\.conversationID)
+        }
+        _ = try await store.members(group: Share.group(of: Self.bot.id), worker: "a", until: Date().addingTimeInterval(3))
+        #expect(try await claim("a") == ["g", "h"])
+        #expect(try await store.claim(bot: "other", conversations: ["x"], worker: "silent", until: until) == ["x"])
+        #expect(try await claim("b") == [], "a's leases hold while a is alive")
+        // a's last word was 3 s ago: its row has expired.
+        _ = try await TestDB.server.psql("UPDATE usher.workers SET until = clock_timestamp() - interval '1 s' WHERE worker = 'a'",
+                                   database: PostgresTestServer.database(of: url))
+        #expect(try await claim("b") == ["g", "h"])
+        #expect(try await store.claim(bot: Self.bot.id, conversations: ["g"], worker: "c", until: until) == [], "b holds g now")
+        #expect(try await store.claim(bot: "other", conversations: ["x"], worker: "d", until: until) == [], "no row: the lease lasts")
+        try await store.close()
+    }
+
     /// A mapping naming a column the table does not have: the store refuses to start and says
     /// where in the mapping file, with the columns the table has; a `seq` that is not a whole
     /// number is named there too (the reads would fail at every try instead).
@@ -852,7 +905,7 @@ struct PostgresStoreTests {
                 "helpdesk.yaml:13:14: error: [missing-column] table 'messages' has no column 'body'; it has: content, "
                     + "conversation_id, created_at, id, idempotency_key, kind, rule_id, sender_id, sender_name, sender_type, seq",
                 "helpdesk.yaml:10:10: error: [seq-not-integer] column 'id' of 'messages' is text; "
-                    + "seq needs an increasing integer column (an identity or bigserial column)",
+                    + "Usher keeps the order it reads new messages in there: map an integer column (an identity or bigserial column)",
             ])
         }
     }
