@@ -42,7 +42,7 @@ struct PGCommit {
     /// parameters is an array: the commit connections prepare them as they connect and
     /// `PostgresStore.warmUp` runs each once on empty arrays.
     static func statements(_ sql: PGSQL) -> [String] {
-        [sql.commitStates, sql.updateConversations, sql.expectAgents, sql.openHandoffs, sql.closeHandoffs,
+        [sql.commitStates, sql.updateConversations, sql.expectAgents, sql.expectOwners, sql.openHandoffs, sql.closeHandoffs,
          sql.insertOutgoing, sql.insertNotifications, sql.insertStates, sql.updateStates, sql.insertProcessed,
          sql.lockStates, sql.lockConversations].compactMap { $0 }
     }
@@ -68,7 +68,7 @@ struct PGCommit {
                 }
             }
             let r = try await db.pipeline([("BEGIN", [])] + reads(pairs), on: thread)
-            let (results, written) = classify(Found(Array(r.dropFirst()), pairs), pairs)
+            let (results, written) = classify(Found(Array(r.dropFirst()), pairs, ownership: sql.ownersChanged != nil), pairs)
             try await db.pipeline(writes(written, pairs) + [("COMMIT", [])], on: thread)
             return (results, false)
         } catch {
@@ -93,8 +93,10 @@ struct PGCommit {
         /// Each pair's newest inbound seq in the batch.
         var high: [Int64] = []
         /// The agent check's conversations and lows (each conversation's oldest inbound seq in
-        /// the batch), as array literals; "{}" when no commit writes a reply or notice.
-        var agentConversations = "{}", agentLows = "{}"
+        /// the batch), and the owner each conversation's first commit decided from (the
+        /// ownership check, `PGSQL.ownersChanged`), as array literals; "{}" when no commit
+        /// writes a reply or notice.
+        var agentConversations = "{}", agentLows = "{}", agentOwners = "{}"
 
         init(_ batch: [Commit]) {
             of.reserveCapacity(batch.count)
@@ -117,10 +119,15 @@ struct PGCommit {
             for i in batch.indices { high[of[i]] = max(high[of[i]], batch[i].inbound.seq) }
             if batch.contains(where: { !$0.outgoing.isEmpty }) {
                 var low: [String: Int64] = [:]
-                for c in batch { low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq) }
+                var owner: [String: String] = [:]
+                for c in batch {
+                    low[c.inbound.conversationID] = min(low[c.inbound.conversationID] ?? .max, c.inbound.seq)
+                    if owner[c.inbound.conversationID] == nil { owner[c.inbound.conversationID] = (c.expectedOwner ?? .bot).rawValue }
+                }
                 let agents = Array(low.keys).sorted()
                 agentConversations = PGText.array(agents)
                 agentLows = PGText.array(agents.map { low[$0]! })
+                agentOwners = PGText.array(agents.map { owner[$0]! })
             }
         }
 
@@ -139,10 +146,11 @@ struct PGCommit {
             (sql.undoneBetween, [pairs.bots, pairs.conversations, PGText.array(pairs.high)]),
         ]
         // 4. The conversations' rows locked, then the newest agent message after the oldest
-        // inbound message of each conversation.
+        // inbound message of each conversation, and those whose owner changed.
         if pairs.agentCheck {
             if let lock = sql.lockConversations { reads.append((lock, [pairs.agentConversations])) }
             reads.append((sql.agentAfter, [pairs.agentConversations, pairs.agentLows]))
+            if let owners = sql.ownersChanged { reads.append((owners, [pairs.agentConversations, pairs.agentOwners])) }
         }
         return reads
     }
@@ -157,8 +165,10 @@ struct PGCommit {
         var owner: [Owner?]
         var undone: [[Int64]]
         var agentSeq: [String: Int64] = [:]
+        /// Conversations a person took (or gave back) since their commits were decided.
+        var ownerChanged = Set<String>()
 
-        init(_ r: [PGResult], _ pairs: Pairs) {
+        init(_ r: [PGResult], _ pairs: Pairs, ownership: Bool) {
             for i in 0..<r[0].rows { done.insert(Pair(bot: r[0].string(i, 0), conversation: r[0].string(i, 1))) }
             let n = pairs.unique.count
             exists = [Bool](repeating: false, count: n)
@@ -175,8 +185,10 @@ struct PGCommit {
                 guard let k = pairs.index[Pair(bot: r[2].string(i, 0), conversation: r[2].string(i, 1))] else { continue }
                 undone[k].append(r[2].int64(i, 2))
             }
-            if pairs.agentCheck, let agents = r.last {
+            if pairs.agentCheck {
+                let agents = r[r.count - (ownership ? 2 : 1)]
                 for i in 0..<agents.rows { agentSeq[agents.string(i, 0)] = agents.int64(i, 1) }
+                if ownership, let changed = r.last { ownerChanged = Set((0..<changed.rows).map { changed.string($0, 0) }) }
             }
         }
 
@@ -212,7 +224,7 @@ struct PGCommit {
     private func classify(_ found: Found, _ pairs: Pairs) -> ([CommitResult], Written) {
         let done = found.done
         let n = pairs.unique.count
-        let exists = found.exists, undone = found.undone, agentSeq = found.agentSeq
+        let exists = found.exists, undone = found.undone, agentSeq = found.agentSeq, ownerChanged = found.ownerChanged
         var version = found.version
         var owner = found.owner
 
@@ -244,7 +256,8 @@ struct PGCommit {
                 results.append(unwritten)
                 continue
             }
-            let overtaken = !agentSeq.isEmpty && (agentSeq[batch[i].inbound.conversationID] ?? 0) > seq
+            let overtaken = (!agentSeq.isEmpty && (agentSeq[batch[i].inbound.conversationID] ?? 0) > seq)
+                || ownerChanged.contains(batch[i].inbound.conversationID)
             results.append(overtaken && !batch[i].outgoing.isEmpty ? .silenced : .committed)
             doneSeqs[k].append(seq)
             written.commits.append(i)
@@ -254,9 +267,12 @@ struct PGCommit {
             let now = batch[i].state.owner
             owner[k] = now
             // The inbox: a handoff opens when the owner becomes `waiting`, ends when it leaves it.
+            // When the application's columns say who owns a conversation, the owner a commit
+            // expects is the one it was presented with, not the stored one: every commit that
+            // leaves a conversation not waiting ends its handoff, if one is open.
             if now == .waiting, before != .waiting {
                 written.handoffs.add(.open(i), pairs.unique[k].conversation)
-            } else if now != .waiting, before == .waiting {
+            } else if now != .waiting, before == .waiting || sql.l.readsOwnership {
                 written.handoffs.add(.close(i), pairs.unique[k].conversation)
             }
         }
@@ -295,6 +311,8 @@ struct PGCommit {
         // `FOR UPDATE`: the update's own lock would not wait for a helpdesk's insert of an
         // agent's message that holds the row's key-share lock), before the agent check.
         if pairs.agentCheck, let lock = sql.lockConversations { out.append((lock, [pairs.agentConversations])) }
+        // A person who took a conversation meanwhile is seen before the rows are written.
+        if pairs.agentCheck, let owners = sql.expectOwners { out.append((owners, [pairs.agentConversations, pairs.agentOwners])) }
         out += conversationStatements(w.commits)
         if pairs.agentCheck { out.append((sql.expectAgents, [pairs.agentConversations, pairs.agentLows])) }
         out += w.handoffs.rounds.flatMap(handoffStatements)
@@ -308,10 +326,11 @@ struct PGCommit {
         guard let q = sql.updateConversations else { return [] }
         let l = sql.l
         var last: [String: Int] = [:]   // the conversation's last commit
+        var first: [String: Int] = [:]
         var order: [String] = []
         for i in committed {
             let c = batch[i].inbound.conversationID
-            if last[c] == nil { order.append(c) }
+            if last[c] == nil { order.append(c); first[c] = i }
             last[c] = i
         }
         var params: [String?] = [PGText.array(order)]
@@ -330,6 +349,14 @@ struct PGCommit {
         }
         let now = Date().timeIntervalSince1970
         params.append(PGText.array(order.map { _ in now }))
+        if l.readsOwnership {
+            // The owner the conversation's first commit decided from, and whether its last
+            // leaves the bot from there: then the handoff values are written.
+            let from = order.map { batch[first[$0]!].expectedOwner ?? .bot }
+            params.append(PGText.array(from.map(\.rawValue)))
+            params.append("{" + zip(order, from).map { c, o in o == .bot && batch[last[c]!].state.owner != .bot ? "t" : "f" }
+                .joined(separator: ",") + "}")
+        }
         return [(q, params)]
     }
 
@@ -349,7 +376,7 @@ struct PGCommit {
                 texts { $0.idempotencyKey }, texts { $0.conversationID }, texts { $0.from == .system ? l.systemValue : l.botValue },
                 texts { $0.senderID }, texts { $0.senderName }, texts { $0.text },
                 PGText.array(replies.lazy.map { batch[$0.commit].outgoing[$0.index].at.timeIntervalSince1970 }), texts { $0.ruleID },
-            ]))
+            ] + (l.writesFromInbound ? [PGText.array(replies.map { batch[$0.commit].inbound.seq })] : [])))
         }
         var notes: [(commit: Int, index: Int)] = []
         for i in committed {

@@ -251,6 +251,24 @@ package final class PGConnection {
         return false
     }
 
+    /// Has the server plan `sql` without running it (`PQprepare` of an unnamed statement): nil
+    /// when it is valid, else the server's primary message and where in `sql` the error is (the
+    /// 1-based character position, when the server gives one). For checking text from a
+    /// mapping file: the connection stays usable either way.
+    func planProblem(_ sql: String) throws(StoreError) -> (message: String, position: Int?)? {
+        guard let result = PQprepare(conn, "", sql, 0, nil) else {
+            throw StoreError("pg-connection", Self.message(PQerrorMessage(conn)), transient: true)
+        }
+        defer { PQclear(result) }
+        if PQresultStatus(result) == PGRES_COMMAND_OK { return nil }
+        func field(_ code: Character) -> String? { PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) } }
+        let state = field("C") ?? ""
+        guard state.hasPrefix("42") || state.hasPrefix("22") else {
+            throw PGError.storeError(sqlState: state, message: Self.message(PQresultErrorMessage(result)), connectionOK: isOK)
+        }
+        return (field("M") ?? "", field("P").flatMap { Int($0) })
+    }
+
     /// Runs several statements (no parameters) in one round trip: migrations, BEGIN/COMMIT.
     package func script(_ sql: String) throws(StoreError) {
         let r = PQexec(conn, sql)
@@ -396,6 +414,18 @@ package enum PGError {
     /// Whether `error` says the data itself is unacceptable (class 22: bad encoding, a NUL,
     /// a value out of range) — retrying the same message cannot help.
     static func isDataException(_ error: StoreError) -> Bool { error.code.hasPrefix("pg-22") }
+
+    /// The primary message of a server error (`message` of a `StoreError`, its lines joined):
+    /// `invalid input syntax for type integer: "x"` of `ERROR:  invalid input syntax … LINE 1: …`,
+    /// without the severity, the statement's line and the detail, hint and context.
+    static func primary(_ message: String) -> String {
+        var s = Substring(message)
+        for severity in ["ERROR:  ", "FATAL:  "] where s.hasPrefix(severity) { s = s.dropFirst(severity.count) }
+        for field in [" DETAIL:  ", " HINT:  ", " CONTEXT:  ", " LINE "] {
+            if let r = s.range(of: field) { s = s[..<r.lowerBound] }
+        }
+        return String(s)
+    }
 
     /// A unique key was taken by a concurrent transaction.
     static func isUniqueViolation(_ error: StoreError) -> Bool { error.code == "pg-23505" }

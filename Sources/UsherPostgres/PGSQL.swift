@@ -124,9 +124,9 @@ package struct PGSQL: Sendable {
                   FROM \(l.messages) AS m
                   LEFT JOIN unnest($7::text[], $10::int8[]) AS f(c, through) ON f.c = m.\(l.mConversation)::text
                   WHERE m.\(l.mSeq) > $1::int8 AND m.\(l.mSeq) <= (SELECT max(usher_seq) FROM cand)) AS t)
-        SELECT cand.*, s.state, span.through, span.passed
+        SELECT cand.*, s.state, span.through, span.passed\(ownerColumn)
         FROM cand CROSS JOIN span
-        LEFT JOIN \(u).bot_state AS s ON s.bot = $2 AND s.conversation_id = cand.usher_c
+        LEFT JOIN \(u).bot_state AS s ON s.bot = $2 AND s.conversation_id = cand.usher_c\(ownerJoin("cand.usher_c"))
         WHERE usher_c IN (SELECT c FROM held)
         ORDER BY 1
         """
@@ -138,6 +138,19 @@ package struct PGSQL: Sendable {
     package var latestSeq: String { text { "SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages)" } }
 
     package var cursor: String { text { "SELECT seq FROM \(u).cursors WHERE bot = $1" } }
+
+    /// $1 bot, $2 the seq to start after, or (NULL) $3 a time (epoch seconds): just below the
+    /// first message written at or after it, else the newest seq. A bot's first cursor
+    /// (`PostgresStore.floor`); one already there is kept.
+    package var startCursor: String { text {
+        """
+        INSERT INTO \(u).cursors (bot, seq)
+        VALUES ($1, coalesce($2::int8, (SELECT coalesce(min(m.\(l.mSeq)) - 1, (SELECT coalesce(max(\(l.mSeq)), 0) FROM \(l.messages)))
+                                       FROM \(l.messages) AS m
+                                       WHERE m.\(l.mCreatedAt) >= \(l.writeTime("$3", l.messageTypes[l.mCreatedAt])))))
+        ON CONFLICT (bot) DO NOTHING RETURNING seq
+        """
+    } }
 
     /// $1 bot, $2 the group of its workers (`Share.group(of:)`). Where the cursor may move, read
     /// in one statement (one snapshot, so a message committed meanwhile shows as a hole, not as
@@ -198,10 +211,27 @@ package struct PGSQL: Sendable {
     /// $1 bot, $2 conversation.
     var state: String { text { "SELECT state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = $2" } }
 
-    /// $1 bot, $2 conversations (text[]).
+    /// $1 bot, $2 conversations (text[]): each one's state, and — when the application's
+    /// columns say who owns a conversation — who they say does (every conversation asked for
+    /// then has a row; a NULL state: none yet).
     package var states: String { text {
-        "SELECT conversation_id, state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = ANY($2::text[])"
+        guard l.readsOwnership else {
+            return "SELECT conversation_id, state FROM \(u).bot_state WHERE bot = $1 AND conversation_id = ANY($2::text[])"
+        }
+        return """
+        SELECT w.c, s.state\(ownerColumn) FROM unnest($2::text[]) AS w(c)
+        LEFT JOIN \(u).bot_state AS s ON s.bot = $1 AND s.conversation_id = w.c\(ownerJoin("w.c"))
+        """
     } }
+
+    /// `, <who owns it>` when the application's columns say who owns a conversation: a last
+    /// column of a read, over the conversation row `ownerJoin` joins.
+    private var ownerColumn: String { l.readsOwnership ? ", \(l.owner("oc"))" : "" }
+
+    /// The conversation's row as `oc`, for `ownerColumn`.
+    private func ownerJoin(_ conversation: String) -> String {
+        l.readsOwnership ? "\nLEFT JOIN \(l.conversations) AS oc ON oc.\(l.cID) = \(l.conversationID(conversation))" : ""
+    }
 
     // MARK: commit — checks
 
@@ -239,7 +269,7 @@ package struct PGSQL: Sendable {
         SELECT w.b, w.c, m.\(l.mSeq) FROM unnest($1::text[], $2::text[], $3::int8[]) AS w(b, c, hi)
         CROSS JOIN LATERAL (SELECT coalesce((SELECT s.last_seq FROM \(u).bot_state AS s
                                              WHERE s.bot = w.b AND s.conversation_id = w.c), 0) AS lo) AS s
-        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > s.lo AND m.\(l.mSeq) < w.hi
+        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.messageConversationID("w.c")) AND m.\(l.mSeq) > s.lo AND m.\(l.mSeq) < w.hi
         WHERE \(l.inbound) AND \(undone(bot: "w.b"))
         """
     } }
@@ -247,9 +277,9 @@ package struct PGSQL: Sendable {
     /// $1 conversations: their rows locked (in a fixed order) before the agent check, so that a
     /// backend writing a message through its conversation row (as `append` does) either
     /// committed before the check — and is seen — or takes its sequence number after this
-    /// commit. Needs UPDATE on a column of the table; nil when no conversation column is written.
+    /// commit. Needs UPDATE on a column of the table; nil when Usher writes no column there.
     package var lockConversations: String? { optionalText {
-        guard updateConversations != nil else { return nil }
+        guard !conversationWrites.isEmpty || !l.handoffWrites.isEmpty || l.cUpdatedAt != nil else { return nil }
         return """
         SELECT 1 FROM \(l.conversations) AS c JOIN unnest($1::text[]) AS w(c) ON c.\(l.cID) = \(l.conversationID("w.c"))
         ORDER BY c.\(l.cID) FOR UPDATE OF c
@@ -260,9 +290,29 @@ package struct PGSQL: Sendable {
     package var agentAfter: String { text {
         """
         SELECT w.c, max(m.\(l.mSeq)) FROM unnest($1::text[], $2::int8[]) AS w(c, lo)
-        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.conversationID("w.c")) AND m.\(l.mSeq) > w.lo
+        JOIN \(l.messages) AS m ON m.\(l.mConversation) = \(l.messageConversationID("w.c")) AND m.\(l.mSeq) > w.lo
         WHERE \(l.isAgent) GROUP BY w.c
         """
+    } }
+
+    /// $1 conversations, $2 the owner each was decided from (`PostgresStore.presented`: its
+    /// first commit's expected owner): those whose owner by the application's columns is no
+    /// longer as decided (`PGLayout.stillOwned`) — a person took one the bot answered, or
+    /// gave back one it had. Their replies are not written (`.silenced`). Nil unless the
+    /// application's columns say who owns a conversation.
+    package var ownersChanged: String? { optionalText {
+        guard l.readsOwnership else { return nil }
+        return """
+        SELECT w.c FROM unnest($1::text[], $2::text[]) AS w(c, o)
+        JOIN \(l.conversations) AS c ON c.\(l.cID) = \(l.conversationID("w.c"))
+        WHERE NOT (\(PGLayout.stillOwned("w.o", l.owner("c"))))
+        """
+    } }
+
+    /// $1 conversations, $2 owners: raises `batchChanged` when one of them changed owner
+    /// (`ownersChanged`). Sent after the conversations' rows are locked, before they are updated.
+    package var expectOwners: String? { optionalText {
+        ownersChanged.map { "SELECT \(u).expect_batch(NOT EXISTS (\($0)))" }
     } }
 
     /// The SQLSTATE `commitStates` and `expectAgents` raise when the batch is not as its commits expect.
@@ -351,31 +401,64 @@ package struct PGSQL: Sendable {
         return out
     }
 
-    /// $1 conversations, then one text[] per `conversationWrites`, then $n now (float8[]).
+    /// $1 conversations, then one text[] per `conversationWrites`, then now (float8[]); when the
+    /// application's columns say who owns a conversation, then the owner each conversation's
+    /// first commit of the batch decided from (text[]) and whether it leaves the bot (bool[]).
+    ///
+    /// A row is updated only when a value changes (its `updated_at` too: a commit that changes
+    /// nothing there leaves the application's row as it was). When the application's columns
+    /// say who owns a conversation, Usher writes only in one that was the bot's when decided and
+    /// still is (`PGLayout.owner`): never in a conversation a person has, nor over a person's
+    /// taking it meanwhile. There, a conversation leaving the bot (a handoff, or an agent's
+    /// message) gets the mapping's `handoff` values.
     package var updateConversations: String? { optionalText {
         let writes = conversationWrites
-        if writes.isEmpty && l.cUpdatedAt == nil { return nil }
-        let names = ["c"] + writes.map(\.param) + ["now"]
-        let params = names.indices.map { "$\($0 + 1)::\(names[$0] == "now" ? "float8" : "text")[]" }
-        var sets = writes.map { w -> String in
-            let value = l.cast("w.\(w.param)", to: w.column)
-            return w.param == "customer" ? "\(w.column) = coalesce(c.\(w.column), \(value))" : "\(w.column) = \(value)"
+        let handoff = l.handoffWrites
+        if writes.isEmpty && handoff.isEmpty { return nil }
+        let ownership = l.readsOwnership
+        let names = ["c"] + writes.map(\.param) + ["now"] + (ownership ? ["o", "h"] : [])
+        let types = ["text"] + writes.map { _ in "text" } + ["float8"] + (ownership ? ["text", "bool"] : [])
+        let params = names.indices.map { "$\($0 + 1)::\(types[$0])[]" }
+        var sets: [String] = []
+        var changes: [String] = []
+        for w in writes {
+            let cast = l.cast("w.\(w.param)", to: w.column)
+            let value = w.param == "customer" ? "coalesce(c.\(w.column), \(cast))" : cast
+            sets.append("\(w.column) = \(value)")
+            changes.append("c.\(w.column) IS DISTINCT FROM \(value)")
         }
-        if let up = l.cUpdatedAt { sets.append("\(up) = greatest(c.\(up), \(l.writeTime("w.now")))") }
+        var handoffChanges: [String] = []
+        for (column, value) in handoff {
+            // Within a CASE a column's default is its expression, not DEFAULT.
+            let v = l.written(value, into: l.conversationTypes[column]) ?? l.conversationDefaults[column] ?? "NULL"
+            sets.append("\(column) = CASE WHEN w.h THEN \(v) ELSE c.\(column) END")
+            handoffChanges.append("c.\(column) IS DISTINCT FROM \(v)")
+        }
+        if !handoffChanges.isEmpty { changes.append("(w.h AND (\(handoffChanges.joined(separator: " OR "))))") }
+        if let up = l.cUpdatedAt { sets.append("\(up) = greatest(c.\(up), \(l.writeTime("w.now", l.conversationTypes[up])))") }
+        let owned = ownership ? "\n  AND w.o = 'bot' AND \(l.owner("c")) = 'bot'" : ""
         return """
         UPDATE \(l.conversations) AS c SET \(sets.joined(separator: ", "))
         FROM unnest(\(params.joined(separator: ", "))) AS w(\(names.joined(separator: ", ")))
-        WHERE c.\(l.cID) = \(l.conversationID("w.c"))
+        WHERE c.\(l.cID) = \(l.conversationID("w.c"))\(owned)
+          AND (\(changes.joined(separator: " OR ")))
         """
     } }
 
     /// $1 keys, $2 conversations, $3 sender values, $4 sender ids, $5 names, $6 texts, $7 times,
-    /// $8 rules; in order, a key already written keeps its row.
+    /// $8 rules, and with a written value from the inbound message's row (`message.x`) $9 the
+    /// inbound seqs; in order, a key already written keeps its row. The mapping's written values
+    /// (`PGLayout.messageWrites`) go into their columns, in place of Usher's own where they name
+    /// a mapped one; values of the conversation's row are read from it as the reply is written.
     package var insertOutgoing: String { text {
         var columns: [String] = []
         var values: [String] = []
+        let written = Set(l.messageWrites.map(\.column))
+        // Each value cast to its column's type: the parameters are text.
         func add(_ column: String?, _ value: String) {
-            if let column { columns.append(column); values.append(value) }
+            guard let column, !written.contains(column) else { return }
+            columns.append(column)
+            values.append(column == l.mCreatedAt ? l.writeTime(value, l.messageTypes[column]) : l.castMessage(value, to: column))
         }
         if l.isNative { add(l.mID, "w.k") }
         add(l.mConversation, "w.c")
@@ -384,14 +467,25 @@ package struct PGSQL: Sendable {
         add(l.mSenderID, "w.sid")
         add(l.mSenderName, "w.sn")
         add(l.mContent, "w.t")
-        add(l.mCreatedAt, l.writeTime("w.at"))
+        add(l.mCreatedAt, "w.at")
         add(l.mRuleID, "w.r")
         add(l.mKey, "w.k")
+        for (column, value) in l.messageWrites {
+            guard let v = l.written(value, into: l.messageTypes[column]) else { continue }
+            columns.append(column)
+            values.append(v)
+        }
+        let inbound = l.writesFromInbound
+        var from = """
+            unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[]\(inbound ? ", $9::int8[]" : ""))
+                 WITH ORDINALITY AS w(k, c, s, sid, sn, t, at, r, \(inbound ? "i, " : "")n)
+            """
+        if l.writesFromConversation { from += "\nLEFT JOIN \(l.conversations) AS c ON c.\(l.cID) = \(l.conversationID("w.c"))" }
+        if inbound { from += "\nLEFT JOIN \(l.messages) AS im ON im.\(l.mSeq) = w.i" }
         return """
         INSERT INTO \(l.messages) (\(columns.joined(separator: ", ")))
         SELECT \(values.joined(separator: ", "))
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[])
-             WITH ORDINALITY AS w(k, c, s, sid, sn, t, at, r, n)
+        FROM \(from)
         ORDER BY w.n
         ON CONFLICT DO NOTHING
         """
@@ -532,9 +626,9 @@ package struct PGSQL: Sendable {
         add(l.cCustomerID, "$2")
         add(l.cChannel, "$3")
         add(l.cLocale, "$4")
-        if let c = l.cCreatedAt { columns.append(c); values.append(l.writeTime("$5")) }
+        if let c = l.cCreatedAt { columns.append(c); values.append(l.writeTime("$5", l.conversationTypes[c])) }
         if let c = l.cUpdatedAt {
-            columns.append(c); values.append(l.writeTime("$5"))
+            columns.append(c); values.append(l.writeTime("$5", l.conversationTypes[c]))
             updates.append("\(c) = greatest(\(l.conversations).\(c), excluded.\(c))")
         }
         let conflict = updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))"
@@ -549,16 +643,16 @@ package struct PGSQL: Sendable {
         var columns: [String] = []
         var values: [String] = []
         func add(_ column: String?, _ value: String) {
-            if let column { columns.append(column); values.append(value) }
+            if let column { columns.append(column); values.append(l.castMessage(value, to: column)) }
         }
         add(l.mID, "$1")
-        add(l.mConversation, l.conversationID("$2"))
+        add(l.mConversation, "$2")
         add(l.mKind, "$3")
         add(l.mSender, "$4")
         add(l.mSenderID, "$5")
         add(l.mSenderName, "$6")
         add(l.mContent, "$7")
-        add(l.mCreatedAt, l.writeTime("$8"))
+        columns.append(l.mCreatedAt); values.append(l.writeTime("$8", l.messageTypes[l.mCreatedAt]))
         let seq = "\(l.mSeq)"
         return """
         INSERT INTO \(l.messages) (\(columns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))
@@ -573,7 +667,7 @@ package struct PGSQL: Sendable {
 
     /// $1 conversation.
     var transcript: String { text {
-        "SELECT \(l.messageColumns) FROM \(l.messagesJoined) WHERE m.\(l.mConversation) = \(l.conversationID("$1")) ORDER BY m.\(l.mSeq)"
+        "SELECT \(l.messageColumns) FROM \(l.messagesJoined) WHERE m.\(l.mConversation) = \(l.messageConversationID("$1")) ORDER BY m.\(l.mSeq)"
     } }
 
     /// $1 bot.
@@ -581,7 +675,7 @@ package struct PGSQL: Sendable {
         """
         SELECT h.conversation_id, h.customer_name, h.queue, h.reason, extract(epoch FROM h.waiting_since)::float8,
                (SELECT m.\(l.mContent)::text FROM \(l.messages) AS m
-                WHERE m.\(l.mConversation) = \(l.conversationID("h.conversation_id")) AND \(l.isCustomer)
+                WHERE m.\(l.mConversation) = \(l.messageConversationID("h.conversation_id")) AND \(l.isCustomer)
                 ORDER BY m.\(l.mSeq) DESC LIMIT 1)
         FROM \(u).handoffs AS h
         WHERE h.bot = $1 AND h.ended_at IS NULL

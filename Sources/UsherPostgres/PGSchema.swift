@@ -36,7 +36,7 @@ enum PGSchema {
 
     /// The statement that creates `messages_inbound` (`v5`).
     static func inboundIndex(_ l: PGLayout, concurrently: Bool = false) -> String {
-        "CREATE INDEX \(concurrently ? "CONCURRENTLY " : "")IF NOT EXISTS messages_inbound ON \(l.messages) (\(l.mSeq)) WHERE \(l.inbound { $0 })"
+        "CREATE INDEX \(concurrently ? "CONCURRENTLY " : "")IF NOT EXISTS messages_inbound ON \(l.messages) (\(l.mSeq)) WHERE \(l.inbound(nil))"
     }
 
     /// `SharedStore.progress`: the share each worker reads and the seq at or below which every
@@ -196,7 +196,7 @@ enum PGSchema {
     /// the insert goes through as before. Run on every start under the migration lock: it
     /// follows the mapping file's current values.
     static func trigger(_ l: PGLayout) -> String {
-        let inbound = l.inbound.replacingOccurrences(of: "m.\"", with: "NEW.\"")
+        let inbound = l.inbound("NEW")
         let channel = PGText.literal(channel(l))
         let payload = l.isNative ? """
             BEGIN
@@ -234,7 +234,7 @@ enum PGSchema {
     /// The payload's last value: 1 when no inbound message of the conversation came before this
     /// one, so no bot has a state for it yet (`PostgresStore.takeNotified`); else 0.
     static func first(_ l: PGLayout) -> String {
-        let earlier = l.inbound.replacingOccurrences(of: "m.\"", with: "e.\"")
+        let earlier = l.inbound("e")
         return "(NOT EXISTS (SELECT 1 FROM \(l.messages) AS e WHERE e.\(l.mConversation) = m.\(l.mConversation) "
             + "AND e.\(l.mSeq) < m.\(l.mSeq) AND \(earlier)))::int"
     }

@@ -15,7 +15,8 @@ extension PostgresStore {
         options: [StoreAdapter.Option("--mapping", "FILE", help: """
             with postgres: a mapping file naming a helpdesk's own tables, columns and
             values (docs/mapping.md); default: Usher's own schema
-            """)]
+            """)],
+        readsHistory: true
     ) { request in
         var mapping = SQLMapping.native
         if let path = request.options["--mapping"] {
@@ -27,8 +28,17 @@ extension PostgresStore {
             mapping = loaded
         }
         if let warn = request.warn { PGNotices.route { warn("pg-notice", [("message", $0)]) } }
+        // Usher's own schema holds only messages written for Usher: there is no history to
+        // start after.
+        if let start = request.start, request.options["--mapping"] == nil {
+            throw StoreError("from", "--from \(start) applies to an application's own tables (--mapping FILE); Usher's own schema "
+                             + "holds only the messages written for it, and it answers every one")
+        }
+        var options = PostgresStore.Options()
+        options.start = request.start
+        options.warn = request.warn
         do {
-            return try await PostgresStore(url: request.url, mapping: mapping)
+            return try await PostgresStore(url: request.url, mapping: mapping, options: options)
         } catch let error as MappingMismatch {
             throw StoreError("mapping", "the database does not match the mapping file:\n\(error)")
         } catch var error as StoreError where error.code == "pg-42501" || error.message.contains("permission denied") {

@@ -35,6 +35,13 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
         /// NOTIFYs it sent itself have not come back, it counts as deaf, and the store polls
         /// until one does (`PGListener`).
         public var listenProbeInterval: Duration = .seconds(15)
+        /// Through a mapping (an application's tables, with their history): where a bot with no
+        /// cursor yet starts (`usher run --from`); nil: `.now`, the newest message when the store
+        /// opened. Usher's own schema ignores it: everything there was written for Usher.
+        public var start: StartPosition?
+        /// Where the store's warnings go (a `--from` that a bot's cursor makes moot): an event and
+        /// its fields. Nil: dropped.
+        public var warn: (@Sendable (String, [(String, String)]) -> Void)?
         public init() {}
     }
 
@@ -102,6 +109,10 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
             states[conversation] = state
         }
     }
+    /// The newest seq when the store opened (a mapping's `StartPosition.now`).
+    private let openedAt: Int64
+    /// Each bot's cursor as this store first found or set it (`floor(_:)`): reads never start below.
+    private let floors = Mutex<[String: Int64]>([:])
     private let quarantined = Atomic<Int>(0)
     private let takenNotified = Atomic<Int>(0)
     private let oneRoundTrip = Atomic<Int>(0), twoRoundTrips = Atomic<Int>(0)
@@ -115,11 +126,12 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
         // it sets none (`PGConnInfo`).
         let url = PGConnInfo.withDefaults(given)
         let session = Self.session(url, label: "usher.postgres")
-        let layout = try await session.run { db in
+        let (layout, openedAt) = try await session.run { db in
             let layout = try PGLayout.resolve(mapping, db)
             try PGMigrator.migrate(db, layout)
-            return layout
+            return (layout, layout.isNative ? 0 : try db.execute(PGSQL(layout).latestSeq).int64(0, 0))
         }
+        self.openedAt = openedAt
         self.session = session
         let sql = PGSQL(layout)
         // The reader writes only leases, which save work but guard nothing (a commit checks
@@ -195,7 +207,8 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
 
     // MARK: intake
 
-    public func pending(bot: String, after cursor: Int64, limit: Int) async throws -> [StoredMessage] {
+    public func pending(bot: String, after position: Int64, limit: Int) async throws -> [StoredMessage] {
+        let cursor = max(position, try await floor(bot))
         let q = sql.pending
         return try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit)], prepare: true)
@@ -211,24 +224,36 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
     /// trip.
     public func claimPending(bot: String, after cursor: Int64, limit: Int, worker: String, until: Date,
                              skipping: [String: Int64], share: Share, holds: @Sendable (String) -> Bool) async throws -> Intake {
+        let cursor = max(cursor, try await floor(bot))
         if let intake = takeNotified(bot: bot, after: cursor, limit: limit, skipping: skipping, share: share, holds: holds) { return intake }
         let generation = listener?.generation ?? 0
         let q = sql.claimPending
         let inFlight = skipping.sorted { $0.key < $1.key }
         let skip = PGText.array(inFlight.map(\.key)), skipThrough = PGText.array(inFlight.map(\.value))
-        let (messages, texts, through, passed) = try await reader.run { db in
+        let ownership = layout.readsOwnership
+        let (messages, texts, owners, through, passed) = try await reader.run { db in
             let r = try db.execute(q, [String(cursor), bot, String(limit), worker, String(until.timeIntervalSince1970),
                                        String(max(0, until.timeIntervalSinceNow / 2)), skip, String(share.count), String(share.index), skipThrough],
                                    prepare: true)
             var texts: [String: String] = [:]
+            var owners: [String: String] = [:]
             let messages = (0..<r.rows).map { i in
                 let m = Self.message(r, i)
                 if let state = r.text(i, 14) { texts[m.conversationID] = state }
+                if ownership { owners[m.conversationID] = r.text(i, 17) }
                 return m
             }
-            return (messages, texts, r.rows > 0 ? r.int64(0, 15) : cursor, r.rows > 0 && !r.isNull(0, 16) ? r.int64(0, 16) : nil)
+            return (messages, texts, owners, r.rows > 0 ? r.int64(0, 15) : cursor, r.rows > 0 && !r.isNull(0, 16) ? r.int64(0, 16) : nil)
         }
-        let states = try texts.mapValues(Self.decodeState)
+        var states = try texts.mapValues(Self.decodeState)
+        if ownership {
+            // Each conversation once, from its first message of the batch.
+            var seen = Set<String>()
+            for m in messages where seen.insert(m.conversationID).inserted {
+                let c = m.conversationID
+                states[c] = Self.presented(states[c], c, row: Owner(rawValue: owners[c] ?? "") ?? .bot, channel: m.channel, locale: m.locale)
+            }
+        }
         // No rows: nothing is known to be covered (what was passed over was not counted).
         let readThrough = max(cursor, through)
         let served = known.withLock { k in
@@ -358,6 +383,7 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
     public var workerExecutor: (any TaskExecutor)? { reader.executor }
 
     public func cursor(bot: String) async throws -> Int64 {
+        _ = try await floor(bot)
         let q = sql.cursor
         return try await session.run { db in
             let r = try db.execute(q, [bot], prepare: true)
@@ -369,6 +395,7 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
     /// message), but never past a hole a transaction may still fill: one whose transaction may
     /// still run (see `Gap`), and younger than `gapTimeout`.
     public func advanceCursor(bot: String) async throws {
+        _ = try await floor(bot)
         let q = sql.cursorTarget
         let group = Share.group(of: bot)
         let (current, candidate, holes, xmin, xmax) = try await session.run { db -> (Int64, Int64, [Int64], Int64, Int64) in
@@ -399,6 +426,34 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
         try await session.run { db in _ = try db.execute(set, [bot, String(target)], prepare: true) }
     }
 
+    /// Where `bot`'s reads start at the lowest. Usher's own schema: 0. Through a mapping the
+    /// tables hold the application's history: the first time a bot is seen it gets a cursor at
+    /// its start position (`Options.start`; `.now`: the newest seq when the store opened), kept
+    /// in `usher.cursors` so that every later start goes on from there; the messages at or
+    /// below it count as done. A bot that has one keeps it: a `--from` given then is reported
+    /// and has no effect.
+    func floor(_ bot: String) async throws -> Int64 {
+        if layout.isNative { return 0 }
+        if let f = floors.withLock({ $0[bot] }) { return f }
+        let start = options.start ?? .now
+        let params: [String?] = switch start {
+        case .now: [bot, String(openedAt), nil]
+        case .beginning: [bot, "0", nil]
+        case let .time(date): [bot, nil, String(date.timeIntervalSince1970)]
+        }
+        let (insert, read) = (sql.startCursor, sql.cursor)
+        let (seq, set) = try await session.run { db in
+            let r = try db.pipeline([(insert, params), (read, [bot])])
+            return (r[1].int64(0, 0), r[0].rows > 0)
+        }
+        if !set, let given = options.start {
+            options.warn?("start-ignored", [("bot", bot), ("from", given.description), ("cursor", String(seq)),
+                                            ("note", "the bot has a position in this store already and goes on from it")])
+        }
+        floors.withLock { $0[bot] = seq }
+        return seq
+    }
+
     /// Keeps the worker's row of `Share.group(of: bot)` (`members`) up to date with its share
     /// and `safe`, for `advanceCursor`.
     public func progress(bot: String, worker: String, share: Share, safe: Int64?) async throws {
@@ -412,6 +467,7 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
     // MARK: state
 
     public func state(bot: String, conversation: String) async throws -> ConversationState? {
+        if layout.readsOwnership { return try await states(bot: bot, conversations: [conversation])[conversation] }
         let q = sql.state
         let text = try await session.run { db in
             let r = try db.execute(q, [bot, PGText.clean(conversation)], prepare: true)
@@ -422,13 +478,53 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
 
     public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
         let q = sql.states
+        let ownership = layout.readsOwnership
         let rows = try await reader.run { db in
             let r = try db.execute(q, [bot, PGText.array(conversations)], prepare: true)
-            return (0..<r.rows).map { (r.string($0, 0), r.string($0, 1)) }
+            return (0..<r.rows).map { (r.string($0, 0), r.text($0, 1), ownership ? r.text($0, 2) : nil) }
         }
         var out: [String: ConversationState] = [:]
-        for (c, text) in rows { out[c] = try Self.decodeState(text) }
+        for (c, text, owner) in rows {
+            let stored = try text.map(Self.decodeState)
+            out[c] = ownership ? Self.presented(stored, c, row: Owner(rawValue: owner ?? "") ?? .bot, channel: nil, locale: nil) : stored
+        }
         return out
+    }
+
+    /// The state the engine decides from when the application's columns say who owns the
+    /// conversation (`row`, `PGLayout.owner`), from the one Usher stored: the bot answers only
+    /// a conversation the application gives it.
+    ///
+    /// - A person holds it: `agent`, whatever Usher's state says — Usher never answers there.
+    /// - It waits for a person: `waiting` when Usher handed it off (its `while_waiting` rules
+    ///   may speak), else `agent` (someone else queued it).
+    /// - The bot's: as stored; but one Usher had handed off, or seen an agent take, was given
+    ///   back (resolved and reopened, say): its session ends as at a close event, and the next
+    ///   message starts a new one with the bot.
+    ///
+    /// The version stays the stored one (the commit compares it). A conversation Usher has no
+    /// state for yet and a person has gets a new state owned by `agent`; one of the bot's gets none.
+    static func presented(_ stored: ConversationState?, _ conversation: String, row: Owner, channel: String?,
+                          locale: String?) -> ConversationState? {
+        guard var state = stored else {
+            if row == .bot { return nil }
+            var new = ConversationState(conversationID: conversation, channel: channel, locale: locale)
+            new.owner = .agent
+            return new
+        }
+        switch row {
+        case .agent:
+            state.owner = .agent
+        case .waiting:
+            if state.owner != .waiting { state.owner = .agent }
+        case .bot where state.owner != .bot:
+            let version = state.version
+            state = Engine.closeSession(state)
+            state.version = version
+        case .bot:
+            break
+        }
+        return state
     }
 
     /// States as the SQLite store writes them (`StateJSON`: Codable's shape, written by hand).

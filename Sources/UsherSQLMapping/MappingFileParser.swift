@@ -5,8 +5,8 @@ import UsherYAML
 /// problem, in the style of the bot and rule files.
 struct MappingFileParser {
     static let fileKeys = ["mapping", "usher_schema", "intake", "poll_interval", "conversations", "messages"]
-    static let conversationKeys = ["table", "columns", "owner_values"]
-    static let messageKeys = ["table", "columns", "sender_values", "kind_values", "time"]
+    static let conversationKeys = ["table", "columns", "owner_values", "ownership"]
+    static let messageKeys = ["table", "columns", "sender_values", "kind_values", "time", "write", "where"]
     static let conversationColumns = ["id", "customer_id", "channel", "locale", "owner", "assigned_to_agent",
                                       "customer_message_count", "tags", "metadata", "created_at", "updated_at"]
     static let messageColumns = ["seq", "id", "conversation_id", "kind", "sender_type", "sender_id", "sender_name",
@@ -20,21 +20,24 @@ struct MappingFileParser {
     /// Keys that are not allowed in a section but are in another one: where they belong.
     static let misplacedAtTop: [String: String] = [
         "table": "in 'conversations' and 'messages'", "columns": "in 'conversations' and 'messages'",
-        "owner_values": "in 'conversations'", "sender_values": "in 'messages'",
-        "kind_values": "in 'messages'", "time": "in 'messages'",
+        "owner_values": "in 'conversations'", "ownership": "in 'conversations'", "sender_values": "in 'messages'",
+        "kind_values": "in 'messages'", "time": "in 'messages'", "write": "in 'messages'", "where": "in 'messages'",
     ]
     static let misplacedInConversations: [String: String] = columnsHere("conversations")
-        .merging(["sender_values": "in 'messages'", "kind_values": "in 'messages'", "time": "in 'messages'"]) { a, _ in a }
+        .merging(["sender_values": "in 'messages'", "kind_values": "in 'messages'", "time": "in 'messages'",
+                  "write": "in 'messages'", "where": "in 'messages'"]) { a, _ in a }
         .merging(topLevel) { a, _ in a }
     static let misplacedInMessages: [String: String] = columnsHere("messages")
-        .merging(["owner_values": "in 'conversations'"]) { a, _ in a }
+        .merging(["owner_values": "in 'conversations'", "ownership": "in 'conversations'"]) { a, _ in a }
         .merging(topLevel) { a, _ in a }
     static let misplacedInConversationColumns: [String: String] = [
         "table": "in 'conversations', beside 'columns'", "owner_values": "in 'conversations', beside 'columns'",
+        "ownership": "in 'conversations', beside 'columns'",
     ].merging(onlyIn("messages")) { a, _ in a }
     static let misplacedInMessageColumns: [String: String] = [
         "table": "in 'messages', beside 'columns'", "sender_values": "in 'messages', beside 'columns'",
         "kind_values": "in 'messages', beside 'columns'", "time": "in 'messages', beside 'columns'",
+        "write": "in 'messages', beside 'columns'", "where": "in 'messages', beside 'columns'",
     ].merging(onlyIn("conversations")) { a, _ in a }
 
     private static let topLevel = Dictionary(uniqueKeysWithValues: ["mapping", "usher_schema", "intake", "poll_interval"]
@@ -55,6 +58,7 @@ struct MappingFileParser {
 
     let reader: NodeReader
     private var locations: [String: SourceLocation] = [:]
+    private var expressionLocations: [String: [SourceLocation]] = [:]
 
     init(reader: NodeReader) { self.reader = reader }
 
@@ -96,8 +100,10 @@ struct MappingFileParser {
         }
 
         guard !reader.diagnostics.hasErrors, case let (c, _)? = conversations, case let (m, _)? = messages else { return nil }
-        return SQLMapping(conversations: c, messages: m, usherSchema: usherSchema, intake: intake,
-                          pollInterval: pollInterval, path: reader.file, locations: locations)
+        var mapping = SQLMapping(conversations: c, messages: m, usherSchema: usherSchema, intake: intake,
+                                 pollInterval: pollInterval, path: reader.file, locations: locations)
+        mapping.expressionLocations = expressionLocations
+        return mapping
     }
 
     // MARK: The two tables
@@ -123,13 +129,59 @@ struct MappingFileParser {
                                 single: [("bot", \.bot), ("waiting", \.waiting), ("agent", \.agent)])
         }
 
+        var ownership: SQLMapping.Ownership?
+        if let v = m["ownership"], let key = keyNode(node, "ownership") {
+            locations["conversations.ownership"] = key.location
+            ownership = self.ownership(v, in: key)
+            if let owner = columns?["owner"] {
+                reader.error("owner-and-ownership", "'ownership' reads who owns a conversation from the application's columns, and "
+                             + "'columns.owner' (\(owner)) is a column Usher writes its own owner into: keep one of them", at: key)
+            }
+        }
+
         guard case let (table, tableNode)? = table, let columns, let id = columns["id"] else { return nil }
         return (SQLMapping.Conversations(
             table: table, id: id, customerID: columns["customer_id"], channel: columns["channel"],
             locale: columns["locale"], owner: columns["owner"], assignedToAgent: columns["assigned_to_agent"],
             customerMessageCount: columns["customer_message_count"], tags: columns["tags"],
             metadata: columns["metadata"], createdAt: columns["created_at"], updatedAt: columns["updated_at"],
-            ownerValues: owners), tableNode)
+            ownerValues: owners, ownership: ownership), tableNode)
+    }
+
+    /// `ownership:` — `agent` and `waiting` conditions (at least one) and the `handoff` values.
+    private mutating func ownership(_ node: YAMLNode, in key: YAMLNode) -> SQLMapping.Ownership? {
+        let path = "conversations.ownership"
+        guard let o = section(node, path, allowed: ["agent", "waiting", "handoff"], misplaced: [:]) else { return nil }
+        var result = SQLMapping.Ownership()
+        if let v = o["agent"] { result.agent = expression(v, path + ".agent") }
+        if let v = o["waiting"] { result.waiting = expression(v, path + ".waiting") }
+        if o["agent"] == nil && o["waiting"] == nil {
+            reader.error("missing-key", "'\(path)' needs 'agent' (a person holds the conversation) or 'waiting' (it waits for one), "
+                         + "or both: conditions over the conversation's columns, like 'agent: \"status = 0 AND assignee_id IS NOT NULL\"'", at: key)
+        }
+        if let v = o["handoff"] {
+            locations[path + ".handoff"] = keyNode(node, "handoff")?.location
+            result.handoff = writtenValues(v, path + ".handoff", from: [])
+        } else {
+            reader.error("missing-key", "'\(path)' needs 'handoff': what Usher writes in the conversation's row when it hands it to "
+                         + "the people, so that the application's columns say so too, like 'handoff: {status: 0}'", at: key)
+        }
+        return result
+    }
+
+    /// A condition over a row's columns (`SQLExpression`), with where each of its characters is.
+    private mutating func expression(_ node: YAMLNode, _ keyPath: String) -> SQLExpression? {
+        locations[keyPath] = node.location
+        guard let text = reader.text(node, "'\(keyPath)'") else { return nil }
+        do {
+            let e = try SQLExpression(text)
+            expressionLocations[keyPath] = (0...text.unicodeScalars.count).map { reader.location(ofOffset: $0, in: node) }
+            return e
+        } catch {
+            reader.report(.error("invalid-condition", "'\(keyPath)' is not a condition Usher can use: \(error.reason)",
+                                 at: reader.location(ofOffset: error.offset, in: node)))
+            return nil
+        }
     }
 
     /// The messages section; `nil` when something required is missing or invalid.
@@ -159,6 +211,20 @@ struct MappingFileParser {
         }
         var time = SQLMapping.TimeFormat.timestamptz
         if let v = m["time"], let t = choice(v, "messages.time", "time format", as: SQLMapping.TimeFormat.self) { time = t }
+        let filter = m["where"].flatMap { expression($0, "messages.where") }
+        var write: [SQLMapping.WrittenColumn] = []
+        if let v = m["write"] {
+            locations["messages.write"] = keyNode(node, "write")?.location
+            write = writtenValues(v, "messages.write", from: ["conversation", "message"])
+            // Usher's own columns keep Usher's values: a reply with another text or sender type
+            // would not be the reply.
+            for w in write {
+                guard let own = ownColumns(columns).first(where: { $0.column == w.column }),
+                      let at = locations["messages.write.\(w.column)"] else { continue }
+                reader.report(.error("written-by-usher", "'messages.write' names '\(w.column)', the column of 'messages.columns.\(own.key)': "
+                                     + "Usher writes its own value there; remove it from 'write'", at: at))
+            }
+        }
 
         guard case let (table, tableNode)? = table, let columns, let seq = columns["seq"], let conversationID = columns["conversation_id"],
               let senderType = columns["sender_type"], let content = columns["content"],
@@ -167,8 +233,64 @@ struct MappingFileParser {
             table: table, seq: seq, id: columns["id"], conversationID: conversationID, kind: columns["kind"],
             senderType: senderType, senderID: columns["sender_id"], senderName: columns["sender_name"],
             content: content, createdAt: createdAt, ruleID: columns["rule_id"],
-            idempotencyKey: columns["idempotency_key"], senderValues: senders, kindValues: kinds, time: time),
+            idempotencyKey: columns["idempotency_key"], senderValues: senders, kindValues: kinds, time: time, write: write,
+            filter: filter),
                 tableNode)
+    }
+
+    /// The mapped columns whose values Usher writes itself (`SQLMapping.Messages.ownColumns`).
+    private func ownColumns(_ columns: [String: String]?) -> [(key: String, column: String)] {
+        ["seq", "id", "conversation_id", "kind", "sender_type", "content", "idempotency_key"]
+            .compactMap { k in columns?[k].map { (k, $0) } }
+    }
+
+    /// `write:` or `handoff:`: column → value (`SQLMapping.WrittenValue`). A plain `null` or
+    /// `~` is NULL, `default` the column's default, `now()` the time of the write, and
+    /// `conversation.x` / `message.x` a column of that row (where `rows` allows them); anything
+    /// else — and every quoted scalar — a constant.
+    private mutating func writtenValues(_ node: YAMLNode, _ path: String, from rows: [String]) -> [SQLMapping.WrittenColumn] {
+        guard let pairs = node.mapping, !pairs.isEmpty else {
+            reader.error("wrong-type", node.mapping == nil && !node.isNull
+                         ? "expected a mapping of columns to values for '\(path)', found \(node.kindName)"
+                         : "'\(path)' is empty; write a column and its value on each line below it, like 'message_type: 1'", at: node)
+            return []
+        }
+        var out: [SQLMapping.WrittenColumn] = []
+        for pair in pairs {
+            guard let key = pair.key.scalar else { continue }
+            if let (offset, reason) = SQLIdentifier.problem(key[...]) {
+                reader.report(.error("invalid-identifier", "'\(key)' is not a plain SQL identifier for a column of '\(path)': \(reason)",
+                                     at: reader.location(ofOffset: offset, in: pair.key)))
+                continue
+            }
+            locations["\(path).\(key)"] = pair.value.location
+            if let v = writtenValue(pair.value, "\(path).\(key)", from: rows) { out.append(.init(key, v)) }
+        }
+        return out
+    }
+
+    private func writtenValue(_ node: YAMLNode, _ keyPath: String, from rows: [String]) -> SQLMapping.WrittenValue? {
+        if node.isNull { return .null }
+        guard let s = reader.text(node, "'\(keyPath)'") else { return nil }
+        guard node.scalarStyle == .plain else { return .constant(s) }
+        switch s {
+        case "default": return .columnDefault
+        case "now()": return .now
+        default: break
+        }
+        guard let dot = s.firstIndex(of: "."), ["conversation", "message"].contains(s[..<dot]) else { return .constant(s) }
+        let row = String(s[..<dot]), column = s[s.index(after: dot)...]
+        guard rows.contains(row) else {
+            reader.error("invalid-value", "'\(keyPath)' cannot take a column of the \(row)'s row; write a constant, null, default or now() (or quote '\(s)': text)",
+                         at: node)
+            return nil
+        }
+        if let (offset, reason) = SQLIdentifier.problem(column) {
+            reader.report(.error("invalid-identifier", "'\(column)' is not a plain SQL identifier for a column of the \(row)'s row: \(reason)",
+                                 at: reader.location(ofOffset: row.count + 1 + offset, in: node)))
+            return nil
+        }
+        return row == "conversation" ? .conversation(String(column)) : .message(String(column))
     }
 
     /// `columns:` of a table: setting → column, every column a plain identifier, none twice.
@@ -256,6 +378,8 @@ struct MappingFileParser {
         var seen: [String: Given] = [:]
         for v in written + values.filter({ $0.node == nil }) {
             guard let first = seen[v.value] else { seen[v.value] = v; continue }
+            // Both are Usher's own writes, never read as inbound: one value may serve both.
+            if Set([first.role, v.role]) == ["bot", "system"] { continue }
             if let node = v.node, let firstNode = first.node {
                 let message = first.role == v.role
                     ? "\(what) '\(v.value)' is listed twice for '\(v.role)'"

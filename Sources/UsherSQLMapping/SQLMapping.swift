@@ -70,6 +70,59 @@ public struct SQLMapping: Sendable, Hashable {
         }
     }
 
+    /// A value Usher writes into a column of the application's table beside the mapped ones
+    /// (`messages.write`), or on a handoff (`conversations.ownership.handoff`). The store casts
+    /// it to the column's type and checks it against the column when it opens.
+    public enum WrittenValue: Sendable, Hashable {
+        /// Text cast to the column's type: `0`, `false`, `Support` (a quoted scalar is always
+        /// a constant: `'now()'` is text).
+        case constant(String)
+        /// SQL NULL (`null`, `~`): only in a column that takes NULL.
+        case null
+        /// The column's default (`default`): the insert leaves the column out.
+        case columnDefault
+        /// The time of the write (`now()`): a timestamp column, or a number column in the
+        /// mapping's `time` format.
+        case now
+        /// A column of the conversation's row (`conversation.account_id`).
+        case conversation(String)
+        /// A column of the inbound message's row, the one the reply answers
+        /// (`message.inbox_id`).
+        case message(String)
+    }
+
+    /// A column and the value Usher writes there.
+    public struct WrittenColumn: Sendable, Hashable {
+        public var column: String
+        public var value: WrittenValue
+
+        public init(_ column: String, _ value: WrittenValue) {
+            self.column = column
+            self.value = value
+        }
+    }
+
+    /// Who owns a conversation, read from the application's own columns instead of a column
+    /// of Usher's (`conversations.ownership`): conditions over the conversation's row, and what
+    /// Usher writes there when the conversation leaves the bot. Usher never answers in, nor
+    /// writes to, a conversation these say a person has.
+    public struct Ownership: Sendable, Hashable {
+        /// A person holds the conversation (`status = 0 AND assignee_id IS NOT NULL`): the bot is silent.
+        public var agent: SQLExpression?
+        /// Handed to the people, nobody holds it yet (`status = 0 AND assignee_id IS NULL`): the
+        /// bot's `while_waiting` rules speak there when Usher handed it off itself.
+        public var waiting: SQLExpression?
+        /// Written when the conversation leaves the bot — a handoff, or an agent's message —
+        /// so that the application's columns say so too (`status: 0`, `team_id: 3`).
+        public var handoff: [WrittenColumn]
+
+        public init(agent: SQLExpression? = nil, waiting: SQLExpression? = nil, handoff: [WrittenColumn] = []) {
+            self.agent = agent
+            self.waiting = waiting
+            self.handoff = handoff
+        }
+    }
+
     /// The conversations table. Optional columns are `nil` when the helpdesk has no such column:
     /// Usher then neither reads nor writes it there.
     public struct Conversations: Sendable, Hashable {
@@ -88,11 +141,15 @@ public struct SQLMapping: Sendable, Hashable {
         public var createdAt: String?
         public var updatedAt: String?
         public var ownerValues: OwnerValues
+        /// Who owns the conversation, by the application's own columns; nil: Usher's state says
+        /// (and `owner`, when mapped, is written with it).
+        public var ownership: Ownership?
 
         public init(table: String, id: String, customerID: String? = nil, channel: String? = nil,
                     locale: String? = nil, owner: String? = nil, assignedToAgent: String? = nil,
                     customerMessageCount: String? = nil, tags: String? = nil, metadata: String? = nil,
-                    createdAt: String? = nil, updatedAt: String? = nil, ownerValues: OwnerValues = .init()) {
+                    createdAt: String? = nil, updatedAt: String? = nil, ownerValues: OwnerValues = .init(),
+                    ownership: Ownership? = nil) {
             self.table = table
             self.id = id
             self.customerID = customerID
@@ -106,6 +163,7 @@ public struct SQLMapping: Sendable, Hashable {
             self.createdAt = createdAt
             self.updatedAt = updatedAt
             self.ownerValues = ownerValues
+            self.ownership = ownership
         }
     }
 
@@ -131,13 +189,21 @@ public struct SQLMapping: Sendable, Hashable {
         public var kindValues: KindValues
         /// How `createdAt` (and the conversations' times) are stored.
         public var time: TimeFormat
+        /// What Usher's replies and notices carry in other columns of the table (NOT NULL
+        /// columns the application fills itself: `account_id: conversation.account_id`,
+        /// `message_type: 1`), or in a mapped column instead of Usher's own value
+        /// (`sender_id: 1`, the application's id for the bot). In file order.
+        public var write: [WrittenColumn]
+        /// Which rows are messages at all (`where`: `private = false AND message_type IN (0, 1)`):
+        /// a row it leaves out is neither read nor counted as an agent's takeover.
+        public var filter: SQLExpression?
 
         public init(table: String, seq: String, id: String? = nil, conversationID: String,
                     kind: String? = nil, senderType: String, senderID: String? = nil,
                     senderName: String? = nil, content: String, createdAt: String,
                     ruleID: String? = nil, idempotencyKey: String? = nil,
                     senderValues: SenderValues = .init(), kindValues: KindValues = .init(),
-                    time: TimeFormat = .timestamptz) {
+                    time: TimeFormat = .timestamptz, write: [WrittenColumn] = [], filter: SQLExpression? = nil) {
             self.table = table
             self.seq = seq
             self.id = id
@@ -153,6 +219,8 @@ public struct SQLMapping: Sendable, Hashable {
             self.senderValues = senderValues
             self.kindValues = kindValues
             self.time = time
+            self.write = write
+            self.filter = filter
         }
     }
 
@@ -171,6 +239,9 @@ public struct SQLMapping: Sendable, Hashable {
     /// A value's key path locates the value; a section's ("conversations", "messages.columns",
     /// "messages.sender_values") locates its key. Settings left at their defaults are absent.
     public var locations: [String: SourceLocation]
+    /// Where each character of each condition was written, by key path
+    /// ("conversations.ownership.agent", "messages.where"): the database's errors point inside it.
+    public var expressionLocations: [String: [SourceLocation]] = [:]
 
     public init(conversations: Conversations, messages: Messages, usherSchema: String = "usher",
                 intake: Intake = .trigger, pollInterval: Duration = .seconds(1), path: String? = nil,
@@ -204,6 +275,13 @@ public struct SQLMapping: Sendable, Hashable {
     public func diagnostic(_ code: String, _ message: String, at keyPath: String,
                            severity: Diagnostic.Severity = .error) -> Diagnostic {
         Diagnostic(severity, code, message, at: location(of: keyPath))
+    }
+
+    /// A diagnostic at a character of the condition at `keyPath` (`offset` in Unicode scalars
+    /// from its start), else at the condition.
+    public func diagnostic(_ code: String, _ message: String, at keyPath: String, offset: Int) -> Diagnostic {
+        let inside = expressionLocations[keyPath].flatMap { $0.indices.contains(offset) ? $0[offset] : nil }
+        return Diagnostic(.error, code, message, at: inside ?? location(of: keyPath))
     }
 
     /// Where `keyPath` was written, or its nearest written section, or the file's start.

@@ -41,6 +41,9 @@ enum RunCommand: Command {
       --notify-window D      agent notifications of one queue within D are merged (default 10s)
       --mute-queue QUEUE     do not deliver agent notifications of QUEUE (repeatable); handoffs
                              still happen and show in `usher inbox`
+      --from WHEN            on a store over an application's existing data, where a bot that
+                             has no position yet starts: now (default: nothing old is answered),
+                             beginning, or a time (2026-12-01, 2026-12-01T09:00:00+08:00)
       -h, --help             show this help
 
     Exit status: 0 after a clean shutdown, 1 a bot does not load or the store fails, 64 usage.
@@ -49,7 +52,8 @@ enum RunCommand: Command {
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
         let a = try Arguments(args, options: ["--store", "--mapping", "--metrics", "--log-format", "--log-level", "--lanes",
-                                              "--worker-id", "--shutdown-timeout", "--notify-window", "--mute-queue"], flags: ["--log-text"])
+                                              "--worker-id", "--shutdown-timeout", "--notify-window", "--mute-queue", "--from"],
+                                flags: ["--log-text"])
         guard !a.positionals.isEmpty else { throw UsageError("name at least one BOT (a folder with bot.yaml), like bots/support") }
         let format = try Logger.Format(rawValue: a.choice("--log-format", Logger.Format.allCases.map(\.rawValue), default: "logfmt"))!
         let levels = ["debug": Logger.Level.debug, "info": .info, "warning": .warning, "error": .error]
@@ -87,7 +91,11 @@ enum RunCommand: Command {
         let ids = bots.map(\.id)
         if Set(ids).count != ids.count { throw UsageError("the same bot is named twice: \(ids.joined(separator: ", "))") }
         let url = a.value("--store") ?? Stores.default
-        guard let store = try Self.open(url, a, log: log) else { return .ok }
+        let start = try a.value("--from").map { w throws(UsageError) in
+            guard let s = StartPosition(w) else { throw UsageError("--from needs now, beginning or a time like 2026-12-01T09:00:00Z, not '\(w)'") }
+            return s
+        }
+        guard let store = try Self.open(url, a, start: start, log: log) else { return .ok }
         let worker = Worker(store: store, bots: bots, workerID: a.value("--worker-id") ?? "worker-\(getpid())",
                             options: options, log: log)
         var server: HTTPServer?
@@ -144,11 +152,11 @@ extension RunCommand {
     /// together: `StoreError.isUnavailable`) is waited for, the open tried again every 0.5–5 s;
     /// nil when SIGTERM or SIGINT came meanwhile. A wrong password, a database or role that does
     /// not exist, a mapping that does not match: thrown at once.
-    static func open(_ url: String, _ a: Arguments, log: Logger) throws(UsageError) -> (any ChatStore)? {
+    static func open(_ url: String, _ a: Arguments, start: StartPosition? = nil, log: Logger) throws(UsageError) -> (any ChatStore)? {
         var delay = 0.5
         while true {
             do {
-                return try Stores.open(url, a, worker: true) { log.log(.warning, $0, pairs: $1) }
+                return try Stores.open(url, a, worker: true, start: start) { log.log(.warning, $0, pairs: $1) }
             } catch where error.serverNotUp {
                 log.warning("store-unreachable", ["store": StoreURL.redacted(url), "error": error.message, "retry_in": "\(delay)s"])
                 if let sig = SignalThread.wait(seconds: delay) {

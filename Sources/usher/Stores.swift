@@ -42,11 +42,18 @@ enum Stores {
     /// URL no adapter opens, or an adapter's option given with another store; a failure (exit 1)
     /// when the store cannot be opened, exit 69 when its server is not up yet.
     /// `mustExist`: the command only reads (see `StoreRequest.mustExist`); `worker`: `usher run`
-    /// (see `StoreRequest.worker`).
+    /// (see `StoreRequest.worker`); `start`: `usher run --from` (a usage error for a store
+    /// without history, `StoreAdapter.readsHistory`).
     static func open(_ url: String, _ arguments: Arguments, mustExist: Bool = false, worker: Bool = false,
+                     start: StartPosition? = nil,
                      warn: (@Sendable (String, [(String, String)]) -> Void)? = nil) throws(UsageError) -> any ChatStore {
         guard let adapter = adapters.first(where: { $0.opens(url) }) else {
             throw UsageError("unknown store '\(StoreURL.redacted(url))'; use " + adapters.map(\.form).joined(separator: ", "))
+        }
+        if start != nil, !adapter.readsHistory {
+            throw UsageError("--from applies to stores over an application's existing data ("
+                             + adapters.filter(\.readsHistory).map(\.form).joined(separator: ", ")
+                             + "); \(adapter.form) holds only the messages written for Usher, and it answers every one")
         }
         var options: [String: String] = [:]
         for other in adapters {
@@ -60,7 +67,7 @@ enum Stores {
                 options[option.name] = value
             }
         }
-        let request = StoreRequest(url: url, options: options, mustExist: mustExist, worker: worker, warn: warn)
+        let request = StoreRequest(url: url, options: options, mustExist: mustExist, worker: worker, warn: warn, start: start)
         let opened = awaiting { try await adapter.open(request) }
         switch opened {
         case .success(let store):

@@ -93,6 +93,18 @@ struct CLITests {
         #expect(output == expected, "output differs from \(c.snapshot).txt:\n\(output)")
     }
 
+    /// `usher run --from`: a time it cannot read, or a store without an application's history
+    /// to start after, is a usage error before anything is opened.
+    @Test func runFromIsCheckedBeforeTheStoreOpens() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("usher-from-\(UUID().uuidString).db").path
+        let (bad, badText) = try runUsher(["run", "bots/support", "--store", "sqlite:" + path, "--from", "yesterday"])
+        #expect(bad == 64 && badText.contains("usher run: --from needs now, beginning or a time like 2026-12-01T09:00:00Z, not 'yesterday'"))
+        let (own, ownText) = try runUsher(["run", "bots/support", "--store", "sqlite:" + path, "--from", "beginning"])
+        #expect(own == 64 && ownText.contains("usher run: --from applies to stores over an application's existing data (postgres://USER@HOST/DB"),
+                "\(ownText)")
+        #expect(!FileManager.default.fileExists(atPath: path), "nothing opened")
+    }
+
     @Test func everyCommandHasHelp() throws {
         for command in ["check", "explain", "schema"] {
             let (status, output) = try runUsher([command, "--help"])

@@ -852,7 +852,7 @@ struct PostgresStoreTests {
                 "helpdesk.yaml:13:14: error: [missing-column] table 'messages' has no column 'body'; it has: content, "
                     + "conversation_id, created_at, id, idempotency_key, kind, rule_id, sender_id, sender_name, sender_type, seq",
                 "helpdesk.yaml:10:10: error: [seq-not-integer] column 'id' of 'messages' is text; "
-                    + "seq needs an increasing integer column (an identity or bigserial column)",
+                    + "Usher keeps the order it reads new messages in there: map an integer column (an identity or bigserial column)",
             ])
         }
     }

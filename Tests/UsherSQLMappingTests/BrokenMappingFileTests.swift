@@ -159,6 +159,44 @@ let brokenMappings: [BrokenMapping] = [
     BrokenMapping(name: "a list, not a mapping", text: "- mapping: 1\n", expected: [
         #"m.yaml:1:1: error: [wrong-type] expected the mapping file written as a mapping of 'key: value' lines, found a list"#,
     ]),
+    BrokenMapping(name: "written values Usher cannot write", text: file(messages: """
+          write:
+            body: 'hello'
+            author_role: agent
+            bad-name: 1
+            inbox_id: conversation.inbox-id
+            account_id: [1]
+
+        """), expected: [
+        #"m.yaml:16:11: error: [written-by-usher] 'messages.write' names 'body', the column of 'messages.columns.content': Usher writes its own value there; remove it from 'write'"#,
+        #"m.yaml:17:18: error: [written-by-usher] 'messages.write' names 'author_role', the column of 'messages.columns.sender_type': Usher writes its own value there; remove it from 'write'"#,
+        #"m.yaml:18:8: error: [invalid-identifier] 'bad-name' is not a plain SQL identifier for a column of 'messages.write': '-' is not allowed"#,
+        #"m.yaml:19:33: error: [invalid-identifier] 'inbox-id' is not a plain SQL identifier for a column of the conversation's row: '-' is not allowed"#,
+        #"m.yaml:20:17: error: [wrong-type] expected text for 'messages.write.account_id', found a list"#,
+    ]),
+    BrokenMapping(name: "written values empty", text: file(messages: "  write:\n"), expected: [
+        #"m.yaml:15:9: error: [wrong-type] 'messages.write' is empty; write a column and its value on each line below it, like 'message_type: 1'"#,
+    ]),
+    BrokenMapping(name: "ownership beside an owner column, without its parts", text: file(conversations: "  ownership: {handof: {status: 0}}\n"), expected: [
+        #"m.yaml:7:3: error: [missing-key] 'conversations.ownership' needs 'agent' (a person holds the conversation) or 'waiting' (it waits for one), or both: conditions over the conversation's columns, like 'agent: "status = 0 AND assignee_id IS NOT NULL"'"#,
+        #"m.yaml:7:3: error: [missing-key] 'conversations.ownership' needs 'handoff': what Usher writes in the conversation's row when it hands it to the people, so that the application's columns say so too, like 'handoff: {status: 0}'"#,
+        #"m.yaml:7:3: error: [owner-and-ownership] 'ownership' reads who owns a conversation from the application's columns, and 'columns.owner' (handled_by) is a column Usher writes its own owner into: keep one of them"#,
+        #"m.yaml:7:15: error: [unknown-key] unknown key 'handof' in 'conversations.ownership'; did you mean 'handoff'?"#,
+    ]),
+    BrokenMapping(name: "conditions that are not one condition", text: file(conversations: """
+          ownership:
+            agent: "status = 0; DROP TABLE tickets"
+            waiting: (status = 0 AND team_id = $1
+            handoff: {status: message.status}
+
+        """).replacingOccurrences(of: "    owner: handled_by\n", with: ""), expected: [
+        #"m.yaml:7:23: error: [invalid-condition] 'conversations.ownership.agent' is not a condition Usher can use: ';' ends a statement: write one condition"#,
+        #"m.yaml:8:40: error: [invalid-condition] 'conversations.ownership.waiting' is not a condition Usher can use: '$' is not allowed (no parameters or dollar quotes): write the value as a constant"#,
+        #"m.yaml:9:23: error: [invalid-value] 'conversations.ownership.handoff.status' cannot take a column of the message's row; write a constant, null, default or now() (or quote 'message.status': text)"#,
+    ]),
+    BrokenMapping(name: "a row filter whose quote is not closed", text: file(messages: "  where: \"private = 'false\"\n"), expected: [
+        #"m.yaml:15:21: error: [invalid-condition] 'messages.where' is not a condition Usher can use: the text opened here is not closed"#,
+    ]),
     BrokenMapping(name: "every problem in one run", text: """
     mapping: 1
     intake: polling

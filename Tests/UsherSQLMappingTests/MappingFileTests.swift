@@ -202,6 +202,70 @@ struct MappingFileTests {
         #expect(m.diagnostic("x", "y", at: "usher_schema").headline == "h.yaml:1:1: error: [x] y")
     }
 
+    /// `messages.write`: each kind of value, quoted scalars always text; the bot and its notices
+    /// may share one sender value (both are Usher's writes, never read as inbound).
+    @Test func writtenValues() throws {
+        let m = try mapping(minimal.replacingOccurrences(of: "sender_type: role, ", with: "sender_type: role, sender_id: who, ") + """
+          sender_values: {customer: Contact, agent: User, bot: AgentBot, system: AgentBot}
+          write:
+            account_id: conversation.account_id
+            inbox_id: message.inbox_id
+            message_type: 1
+            private: false
+            content_type: default
+            sender_id: 7
+            updated_at: now()
+            source_id: null
+            external: ~
+            label: 'now()'
+            note: "default"
+
+        """)
+        #expect(m.messages.write == [
+            .init("account_id", .conversation("account_id")), .init("inbox_id", .message("inbox_id")), .init("message_type", .constant("1")),
+            .init("private", .constant("false")), .init("content_type", .columnDefault), .init("sender_id", .constant("7")),
+            .init("updated_at", .now), .init("source_id", .null), .init("external", .null), .init("label", .constant("now()")),
+            .init("note", .constant("default")),
+        ])
+        #expect(m.messages.senderValues.bot == "AgentBot" && m.messages.senderValues.system == "AgentBot")
+        #expect(m.location(of: "messages.write.inbox_id").map { "\($0.line):\($0.column)" } == "11:15")
+    }
+
+    /// `conversations.ownership`: conditions over the row, kept as written, their characters
+    /// located; the handoff values.
+    @Test func ownership() throws {
+        let m = try mapping(minimal.replacingOccurrences(of: "  columns: {id: ticket_id}\n", with: """
+          columns: {id: ticket_id}
+          ownership:
+            agent: "status = 3 OR (status = 0 AND assignee_id IS NOT NULL)"
+            waiting: status = 0 AND assignee_id IS NULL
+            handoff: {status: 0, team_id: 2, waiting_since: now()}
+
+        """))
+        let o = try #require(m.conversations.ownership)
+        #expect(o.agent?.text == "status = 3 OR (status = 0 AND assignee_id IS NOT NULL)")
+        #expect(o.waiting?.text == "status = 0 AND assignee_id IS NULL")
+        #expect(o.handoff == [.init("status", .constant("0")), .init("team_id", .constant("2")), .init("waiting_since", .now)])
+        // The database's errors point inside a condition: offset 30 is 'assignee_id'.
+        #expect(m.diagnostic("invalid-condition", "x", at: "conversations.ownership.agent", offset: 30).headline
+                == "m.yaml:6:43: error: [invalid-condition] x")
+        #expect(m.diagnostic("invalid-condition", "x", at: "conversations.ownership.waiting", offset: 15).headline
+                == "m.yaml:7:29: error: [invalid-condition] x")
+    }
+
+    /// A condition's columns are qualified by the row's alias where Usher splices it in; names
+    /// of functions and types, qualified names, text and quoted names of no column stay.
+    @Test func conditionsQualifyTheirColumns() throws {
+        let e = try SQLExpression(#"lower(status)::text = 'open' AND "Assignee" IS NULL AND x.status = 1 AND CAST(n AS text) <> 'n' OR private"#)
+        let columns: Set<String> = ["status", "Assignee", "n", "text", "lower", "private"]
+        #expect(e.sql(alias: "c", columns: columns).sql
+                == #"lower(c."status")::text = 'open' AND c."Assignee" IS NULL AND x.status = 1 AND CAST(c."n" AS text) <> 'n' OR c."private""#)
+        #expect(e.sql(alias: nil, columns: columns).sql == e.text)
+        let (sql, source) = try SQLExpression("private = false").sql(alias: "m", columns: ["private"])
+        #expect(sql == #"m."private" = false"#)
+        #expect(source.count == sql.unicodeScalars.count && source[0] == 0 && source[sql.count - 1] == 14)
+    }
+
     @Test func warningsStillLoad() throws {
         let (m, d) = SQLMapping.parse(path: "m.yaml", text: minimal + "  kind_values: {close: resolved}\n")
         #expect(d.map(\.headline) == [
