@@ -98,7 +98,7 @@ nonisolated(unsafe) var usherCalls: [String] = []
 func usherRound() async throws -> Double {
     let rest = REST(project: emulator.project("usher"))
     try await backlog(rest)
-    let store = try await FirestoreStore.open(StoreRequest(url: "firestore://\(rest.project)", worker: true),
+    let store = try await FirestoreStore.open(StoreRequest(url: "firestore://\(rest.project)", worker: true, start: .beginning),
                                               environment: ["FIRESTORE_EMULATOR_HOST": emulator.host])
     let bot = try BotRuntime(path: try temporaryBot(TestBot.oneReply).path)
     var options = Worker.Options()
@@ -181,7 +181,7 @@ if only == nil || only == "throughput" {
 
 if only == nil || only == "latency" {
     let rest = REST(project: emulator.project("latency"))
-    let store = try await FirestoreStore.open(StoreRequest(url: "firestore://\(rest.project)", worker: true),
+    let store = try await FirestoreStore.open(StoreRequest(url: "firestore://\(rest.project)", worker: true, start: .beginning),
                                               environment: ["FIRESTORE_EMULATOR_HOST": emulator.host])
     let bot = try BotRuntime(path: try temporaryBot(TestBot.oneReply).path)
     let worker = Worker(store: store, bots: [bot], options: Worker.Options(), log: Logger(minimum: .error))

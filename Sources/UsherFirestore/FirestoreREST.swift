@@ -255,8 +255,9 @@ struct FirestoreQuery: Sendable {
     var collection: String
     var allDescendants = false
     var filters: [(field: String, op: Op, value: FirestoreValue)] = []
-    /// Ascending; `__name__` last (a total order).
+    /// Ascending (descending with `descending`); `__name__` last (a total order).
     var orderBy: [String] = []
+    var descending = false
     /// Start after these values of `orderBy` (a cursor).
     var startAfter: [FirestoreValue]? {
         get { startAt.flatMap { $0.1 ? nil : $0.0 } }
@@ -299,7 +300,7 @@ struct FirestoreQuery: Sendable {
             w.raw(",\"orderBy\":[")
             for (i, field) in orderBy.enumerated() {
                 if i > 0 { w.byte(UInt8(ascii: ",")) }
-                w.raw("{\"field\":{\"fieldPath\":"); w.string(field); w.raw("},\"direction\":\"ASCENDING\"}")
+                w.raw("{\"field\":{\"fieldPath\":"); w.string(field); w.raw(descending ? "},\"direction\":\"DESCENDING\"}" : "},\"direction\":\"ASCENDING\"}")
             }
             w.byte(UInt8(ascii: "]"))
         }

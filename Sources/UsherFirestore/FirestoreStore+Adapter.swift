@@ -17,7 +17,8 @@ extension FirestoreStore {
         options: [StoreAdapter.Option("--mapping", "FILE", help: """
             with firestore: a mapping file (firestore: 1) naming the app's collections,
             fields and values; default: the seed's conversations/messages
-            """)]
+            """)],
+        readsHistory: true
     ) { request in
         try await open(request, environment: ProcessInfo.processInfo.environment)
     }
@@ -53,9 +54,12 @@ extension FirestoreStore {
         let worker = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max) % 100_000)"
         var options = options
         options.leases = options.leases && request.worker
+        // A worker's bot with no position starts where --from says, now by default: Usher
+        // introduced to an app with history answers nothing old (docs/store-firestore.md).
+        if request.worker { options.start = request.start ?? options.start ?? .now }
         let store = FirestoreStore(rest: rest, layout: layout, worker: worker, options: options)
         // One read now: a server that is not there is said at once (`usher run` waits for it).
-        _ = try await store.position(bot: "_")
+        _ = try await store.call { try await rest.batchGet([rest.name(store.botPath("_"))]) }
         return store
     }
 

@@ -146,22 +146,32 @@ extension FirestoreStore {
     /// The most a batch reads ahead of the intake before its commits.
     static let refreshLimit = 5_000
 
+    /// `found` without what lies at or before the bot's start (messages of the start's instant).
+    func afterStart(_ found: [(StoredMessage, Position)], bot: String) -> [(StoredMessage, Position)] {
+        guard let since = memory.withLock({ $0.since[bot] }) else { return found }
+        return found.filter { $0.1 > since }
+    }
+
     /// How far back a commit's check reaches: the look-back behind its conversation's newest done
-    /// message (all of it before the first is done), and never more than the look-back behind
-    /// the message itself — an older message is past answering (the sweep no longer finds it).
+    /// message (all of it before the first is done), never more than the look-back behind the
+    /// message itself — an older message is past answering (the sweep no longer finds it) — and
+    /// never before the bot's start.
     func checkFloor(_ c: Commit, state: FirestoreDocument?) -> Date {
         let lookback = layout.lookback.seconds
         let done = state?.fields["done"]?.map ?? [:]
         let floor = done.values.compactMap { $0.date() }.max().map { min($0, c.inbound.at).addingTimeInterval(-lookback) }
-        return max(floor ?? .distantPast, c.inbound.at.addingTimeInterval(-lookback))
+        // Nor before where the bot started: what was there is not for it to answer.
+        let since = memory.withLock { $0.since[c.bot]?.date } ?? .distantPast
+        return max(floor ?? .distantPast, c.inbound.at.addingTimeInterval(-lookback), since)
     }
 
     /// The conversation's messages for `c`'s check from what the intake read, if it holds them.
     func knownView(_ c: Commit, state: FirestoreDocument?) -> View? {
         guard let inbound = c.inbound.position(in: self) else { return nil }
         let floor = checkFloor(c, state: state)
-        guard let found = memory.withLock({ $0.known[c.bot]?.messages(of: c.inbound.conversationID, from: floor, through: inbound) })
+        guard var found = memory.withLock({ $0.known[c.bot]?.messages(of: c.inbound.conversationID, from: floor, through: inbound) })
         else { return nil }
+        found = afterStart(found, bot: c.bot)
         return View(messages: found, latest: found.map(\.1.date).max() ?? c.inbound.at)
     }
 }

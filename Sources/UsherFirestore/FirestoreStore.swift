@@ -42,6 +42,9 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         /// return only conversations it holds or can claim. Off for the CLI's reads (`usher send
         /// --wait` asking what is pending must not claim what the worker is to answer).
         public var leases = true
+        /// Where a bot with no position starts (`usher run --from`); nil: at the start, and no
+        /// position is written (the CLI's reads).
+        public var start: StartPosition?
         public init() {}
     }
 
@@ -59,6 +62,8 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         var lastActivity = ContinuousClock.now
         /// Per bot: the messages the intake read, for the commits' checks (`Known`).
         var known: [String: Known] = [:]
+        /// Per bot: where it started (`since` in its document), below which nothing is read.
+        var since: [String: Position] = [:]
 
         /// Keeps a read of a conversation's documents, each unless what is kept is newer: a
         /// read that started before a commit of this process and ended after it must not put
@@ -180,7 +185,8 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         guard let date = layout.date(value) else {
             throw StoreError("bad-position", "'\(token.token)' is not a Firestore position (time|document)")
         }
-        return Position(time: value, date: date, name: rest.name(String(token.token[token.token.index(after: bar)...])))
+        let path = token.token[token.token.index(after: bar)...]
+        return Position(time: value, date: date, name: path.isEmpty ? "" : rest.name(String(path)))
     }
 
     // MARK: Reading messages
@@ -217,7 +223,10 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
 
     /// Messages of every conversation after `after` (nil: from the beginning), in order.
     func messages(after: Position?, limit: Int) async throws -> [(StoredMessage, Position)] {
-        try await messages(after.map { [$0.time, .reference($0.name)] }, before: false, limit: limit)
+        guard let after else { return try await messages(nil, before: false, limit: limit) }
+        // A position with no document: just before its time (`usher run --from TIME`).
+        if after.name.isEmpty { return try await messages([after.time], before: true, limit: limit) }
+        return try await messages([after.time, .reference(after.name)], before: false, limit: limit)
     }
 
     /// Messages of every conversation from the cursor `values` (of time, then name), in order.
@@ -229,9 +238,51 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         return try await call { try await self.rest.runQuery(q) }.compactMap(message)
     }
 
+    /// The bot's position; for a worker's store (`Options.start`), a bot's first position is
+    /// where `--from` says, written with it as `since`: the floor of every read after.
     public func position(bot: String) async throws -> StorePosition {
-        let doc = try await call { try await self.rest.batchGet([self.rest.name(self.botPath(bot))]) }[0]
-        return doc?.fields["position"]?.string.map(StorePosition.init) ?? .start
+        let name = rest.name(botPath(bot))
+        for _ in 0..<5 {
+            let doc = try await call { try await self.rest.batchGet([name]) }[0]
+            if let since = doc?.fields["since"]?.string {
+                let floor = try position(StorePosition(since))
+                memory.withLock { $0.since[bot] = floor }
+            }
+            if let stored = doc?.fields["position"]?.string { return StorePosition(stored) }
+            guard let start = options.start else { return .start }
+            let since = try await firstPosition(start)
+            let token = since.map(self.token) ?? .start
+            do {
+                try await rest.commit([.update(name, ["since": .string(token.token), "position": .string(token.token), "bot": .string(bot)],
+                                               mask: ["since", "position", "bot"], readAt: doc?.updateTime)])
+                memory.withLock { $0.since[bot] = since }
+                return token
+            } catch let error as FirestoreError where error.isPrecondition {
+                continue   // another worker started the bot meanwhile: take its start
+            } catch let error as FirestoreError {
+                throw error.storeError
+            }
+        }
+        throw StoreError("position-race", "the position of bot \(bot) kept changing while it was read", transient: true)
+    }
+
+    /// Where a bot starts: after the newest message (`now`), before the first of `time` on, or
+    /// at the beginning (nil).
+    func firstPosition(_ start: StartPosition) async throws -> Position? {
+        switch start {
+        case .beginning:
+            return nil
+        case let .time(date):
+            return Position(time: layout.timeValue(date), date: date, name: "")
+        case .now:
+            var q = FirestoreQuery(collection: layout.messages, allDescendants: true)
+            q.orderBy = [layout.time, "__name__"]
+            q.descending = true
+            q.limit = 1
+            let newest = try await call { try await self.rest.runQuery(q) }
+            guard let doc = newest.first, let t = doc.fields[layout.time], let date = layout.date(t) else { return nil }
+            return Position(time: t, date: date, name: doc.name)
+        }
     }
 
     public func pending(bot: String, after token: StorePosition, limit: Int) async throws -> Page {
@@ -259,7 +310,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         let end = reached.map { last in after.map { max(last, $0) } ?? last } ?? after
         if sweep {
             memory.withLock { $0.lastSweep[bot] = now }
-            found = try await swept(before: after).sorted { $0.1.arrivedBefore($1.1) } + found
+            found = try await swept(bot: bot, before: after).sorted { $0.1.arrivedBefore($1.1) } + found
         }
         remember(bot: bot, after: after, swept: sweep, found: found, end: end)
         if !found.isEmpty { memory.withLock { $0.lastActivity = now } }
@@ -278,9 +329,10 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
     static func isInbound(_ m: StoredMessage) -> Bool { m.from == .customer || m.from == .agent || m.kind == .close }
 
     /// The look-back behind `position`: messages from `lookback` before it up to it.
-    func swept(before position: Position?) async throws -> [(StoredMessage, Position)] {
+    func swept(bot: String, before position: Position?) async throws -> [(StoredMessage, Position)] {
         guard let position, layout.lookback > .zero else { return [] }
-        let from = position.date.addingTimeInterval(-layout.lookback.seconds)
+        let since = memory.withLock { $0.since[bot] }
+        let from = max(position.date.addingTimeInterval(-layout.lookback.seconds), since?.date ?? .distantPast)
         var q = FirestoreQuery(collection: layout.messages, allDescendants: true)
         q.orderBy = [layout.time, "__name__"]
         q.filters = [(layout.time, .greaterOrEqual, layout.timeValue(from)), (layout.time, .lessOrEqual, position.time)]
@@ -288,7 +340,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         while true {
             q.limit = 1000
             let page = try await call { try await self.rest.runQuery(q) }
-            out += page.compactMap(message).filter { $0.1 <= position }
+            out += page.compactMap(message).filter { m, p in p <= position && since.map { p > $0 } ?? true }
             guard page.count == 1000, let last = page.last, let t = last.fields[layout.time] else { break }
             q.startAfter = [t, .reference(last.name)]
         }
@@ -366,7 +418,8 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             let doc = try await call { try await self.rest.batchGet([name]) }[0]
             if let stored = try doc?.fields["position"]?.string.map(StorePosition.init).flatMap(position), !(stored < to) { return }
             do {
-                try await rest.commit([.update(name, ["position": .string(token.token), "bot": .string(bot)], readAt: doc?.updateTime)])
+                try await rest.commit([.update(name, ["position": .string(token.token), "bot": .string(bot)], mask: ["position", "bot"],
+                                               readAt: doc?.updateTime)])
                 return
             } catch let error as FirestoreError where error.isPrecondition {
                 continue   // another worker moved it meanwhile: read again
@@ -578,6 +631,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             guard page.count == 500, let last = page.last, let t = last.fields[layout.time] else { break }
             q.startAfter = [t, .reference(last.name)]
         }
+        docs = afterStart(docs, bot: c.bot)
         return View(messages: docs, latest: docs.map(\.1.date).max() ?? c.inbound.at)
     }
 

@@ -30,12 +30,12 @@ struct FirestoreCrashTests {
             }
         }
         var kills = 0
-        var worker = try WorkerProcess(bot: scratch.bot, store: url, environment: environment)
+        var worker = try WorkerProcess(bot: scratch.bot, store: url, extra: ["--from", "beginning"], environment: environment)
         while kills < 20 || !fed.isSet {
             try await Task.sleep(for: .milliseconds(Int.random(in: 50...400)))
             worker.kill9()
             kills += 1
-            worker = try WorkerProcess(bot: scratch.bot, store: url, environment: environment)
+            worker = try WorkerProcess(bot: scratch.bot, store: url, extra: ["--from", "beginning"], environment: environment)
             if kills > 200 { break }
         }
         try await feeder.value
@@ -78,7 +78,8 @@ struct FirestoreCLITests {
         let url = "firestore://" + emulator.project("cli")
         setenv("FIRESTORE_EMULATOR_HOST", emulator.host, 1)
         defer { unsetenv("FIRESTORE_EMULATOR_HOST") }
-        let worker = try WorkerProcess(bot: repoRoot.appendingPathComponent("bots/support").path, store: url)
+        // The first send may come before the worker has read where it starts: from the beginning.
+        let worker = try WorkerProcess(bot: repoRoot.appendingPathComponent("bots/support").path, store: url, extra: ["--from", "beginning"])
         defer { _ = worker.terminate() }
         let first = try runUsher(["send", "--store", url, "--conversation", "pooja", "--wait", "hello"], stdout: true)
         #expect(first.status == 0 && first.output.contains("Support: Hi there! How can we assist you today?  [opening]"), "\(first.output)")
