@@ -11,7 +11,7 @@ protocol Command {
 enum CLI {
     static let version = "0.1.0"
     static var commands: [any Command.Type] { [CheckCommand.self, TestCommand.self, ExplainCommand.self, ReplayCommand.self, RunCommand.self,
-                                                SendCommand.self, ChatCommand.self, InboxCommand.self, SchemaCommand.self] }
+                                                SendCommand.self, ChatCommand.self, InboxCommand.self, DeadlettersCommand.self, SchemaCommand.self] }
 
     static var help: String {
         var s = """
