@@ -102,7 +102,8 @@ SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests|UsherFiresto
   |^UsherRuntimeTests\.(WorkerTests|HTTPTests|HTTPServerTests|NotificationDeliveryTests|SlowWriteTests|LateNotificationTests)/ \
   |^UsherStoreTests\.ChangeSignalTests/ \
   |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests)/ \
-  |^UsherHTTPTests\.HTTPClientWaitTests/
+  |^UsherHTTPTests\.HTTPClientWaitTests/ \
+  |^UsherWebhookTests\.WebhookStoreTests/
 empty :=
 SYSTEM_FILTER := $(subst $(empty) $(empty),,$(strip $(SYSTEM_TESTS)))
 # `make test` builds once, then runs both groups without building again.
