@@ -22,7 +22,8 @@ enum CLI {
         Commands:
 
         """
-        for c in commands { s += "  " + c.name.padding(9) + c.summary + "\n" }
+        let width = commands.map { $0.name.count }.max()! + 2
+        for c in commands { s += "  " + c.name.padding(width) + c.summary + "\n" }
         s += """
 
         Run 'usher COMMAND --help' for a command's options.
