@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
                                                      "UsherPostgresTestServer", "UsherTestSupport", "UsherRuntime",
                                                      "UsherFirestore", "UsherFirestoreTestServer", "UsherWebhook",
-                                                     "UsherHTTPTestServer"]),
+                                                     "UsherHTTPTestServer", "UsherHTTP"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
 
         // HTTP for the adapters and connectors that talk to services (Firestore, webhooks): one

@@ -131,8 +131,6 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
                 self.route(request, responder)
             }
         }
-        events.info("webhook-listening", [("address", server.address), ("intake", door.intakePath),
-                                          ("callback", Self.redacted(options.callbackURL))])
     }
 
     /// The address the listener is bound to (nil when not listening).
@@ -141,6 +139,10 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
     public func serve(_ worker: Worker) {
         self.worker.withLock { $0 = worker }
         events.attach(log: worker.log, metrics: worker.metrics)
+        if let running {
+            events.info("webhook-listening", [("address", running.server.address), ("intake", door.intakePath),
+                                              ("callback", Self.redacted(options.callbackURL))])
+        }
     }
 
     // MARK: ChatStore
