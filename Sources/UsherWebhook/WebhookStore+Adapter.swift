@@ -20,8 +20,8 @@ extension WebhookStore {
             .init("--listen", "ADDR", help: "webhook: where usher run takes messages in (127.0.0.1:8080)"),
             .init("--state", "FILE", help: "webhook: the state file (default usher-state.db)"),
             .init("--signatures", "on|off", help: "webhook: off takes and sends requests unsigned (trials only; logged)"),
-            .init("--delivery-attempts", "N", help: "webhook: attempts per call before it is a dead letter (default 12)"),
-            .init("--delivery-backoff", "D", help: "webhook: the longest wait between attempts of a call (default 1m)"),
+            .init("--attempts", "N", help: "webhook: attempts per call before it is a dead letter (default 12)"),
+            .init("--max-backoff", "D", help: "webhook: the longest wait between attempts of a call (default 1m)"),
         ]
     ) { request in try await open(request) }
 
@@ -32,15 +32,15 @@ extension WebhookStore {
         let callback = try callbackURL(request.url)
         var options = Options(callbackURL: callback)
         let o = request.options
-        if let n = o["--delivery-attempts"] {
+        if let n = o["--attempts"] {
             guard let attempts = Int(n), attempts >= 1 else {
-                throw StoreError("bad-option", "--delivery-attempts is '\(n)'; expected a whole number of at least 1")
+                throw StoreError("bad-option", "--attempts is '\(n)'; expected a whole number of at least 1")
             }
             options.deliveryAttempts = attempts
         }
-        if let d = o["--delivery-backoff"] {
+        if let d = o["--max-backoff"] {
             guard let seconds = DurationText.parse(d), seconds > 0 else {
-                throw StoreError("bad-option", "--delivery-backoff is '\(d)'; expected a duration like 30s or 5m")
+                throw StoreError("bad-option", "--max-backoff is '\(d)'; expected a duration like 30s or 5m")
             }
             options.longestBackoff = .milliseconds(Int(seconds * 1000))
             options.firstBackoff = min(options.firstBackoff, options.longestBackoff)

@@ -12,7 +12,7 @@ enum DeadlettersCommand: Command {
     Usage: usher deadletters --store webhook:CALLBACK_URL [--state FILE] [--resend ID|all] [--format text|json]
 
     The calls of the webhook store that were not delivered: refused by the receiver (a 4xx
-    other than 408 and 429), or still failing after --delivery-attempts tries (timeouts, no
+    other than 408 and 429), or still failing after --attempts tries (timeouts, no
     connection, 5xx). Oldest first, with the status and error of the last attempt.
 
     With --resend, sends them again now, to CALLBACK_URL as given here, with their

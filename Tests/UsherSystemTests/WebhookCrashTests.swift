@@ -53,7 +53,7 @@ struct WebhookCrashTests {
         let address = "127.0.0.1:\(try Loopback.freePort())"
         func start() throws -> WorkerProcess {
             try WorkerProcess(bot: scratch.bot, store: "webhook:\(receiver.server.baseURL)/actions",
-                              extra: ["--listen", address, "--state", state, "--delivery-attempts", "100000", "--delivery-backoff", "1s"],
+                              extra: ["--listen", address, "--state", state, "--attempts", "100000", "--max-backoff", "1s"],
                               environment: [WebhookStore.secretVariable: Self.secret])
         }
 
