@@ -73,6 +73,8 @@ final class Delivery: Sendable {
     let clock: @Sendable () -> Date
     /// Notified when there may be something new to send: a commit, a call done, a dead letter.
     let wake = ChangeSignal()
+    /// Bumped by every commit of this process that wrote something (`committed()`).
+    private let commits = Locked<UInt64>(0)
     private let busy = Locked(Set<String>())
 
     init(database: SQLiteStore, channel: String, door: any FrontDoor, callbackURL: String, policy: Policy, holder: String,
@@ -88,10 +90,19 @@ final class Delivery: Sendable {
         client = HTTPClient(connections: policy.lanes, timeout: policy.timeout)
     }
 
+    /// A commit wrote actions: move them into the outbox and send them.
+    func committed() {
+        commits.withLock { $0 &+= 1 }
+        wake.notify()
+    }
+
     /// Delivers until cancelled; the calls under way then end with the client (`stop`).
     func run() async {
         var leaseUntil = Date.distantPast
         var errorDelay = 0.05
+        // Filling the outbox is a write transaction: made after this process's commits, and once
+        // a second for those of other processes on the file (and what a crash left).
+        var filled: (commits: UInt64, at: Date)? = nil
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 let seen = wake.generation
@@ -104,8 +115,12 @@ final class Delivery: Sendable {
                         leaseUntil = held.isEmpty ? .distantPast : until
                     }
                     if leaseUntil > now {
-                        try await database.fillOutbox(channel: channel) { [door] in
-                            door.calls(for: $0).map { OutboxItem(key: $0.key, conversation: $0.conversation, call: Self.encode($0)) }
+                        let generation = commits.withLock { $0 }
+                        if filled == nil || filled!.commits != generation || now.timeIntervalSince(filled!.at) >= 1 {
+                            try await database.fillOutbox(channel: channel) { [door] in
+                                door.calls(for: $0).map { OutboxItem(key: $0.key, conversation: $0.conversation, call: Self.encode($0)) }
+                            }
+                            filled = (generation, now)
                         }
                         let busy = busy.withLock { $0 }
                         let free = policy.lanes - busy.count

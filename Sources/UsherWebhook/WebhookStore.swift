@@ -150,18 +150,18 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
     public func commit(batch: [Commit]) async throws -> [CommitResult] {
         do {
             let results = try await database.commit(batch: batch)
-            if results.contains(where: \.isWritten) { running?.delivery.wake.notify() }
+            if results.contains(where: \.isWritten) { running?.delivery.committed() }
             return results
         } catch {
             // A partly failed batch still committed the others.
-            running?.delivery.wake.notify()
+            running?.delivery.committed()
             throw error
         }
     }
 
     public func commit(_ commit: Commit) async throws -> CommitResult {
         let result = try await database.commit(commit)
-        if result.isWritten { running?.delivery.wake.notify() }
+        if result.isWritten { running?.delivery.committed() }
         return result
     }
 
