@@ -130,6 +130,7 @@ bench: deps test-deps
 	$(SWIFT) run -c release usher-store-bench
 	$(SWIFT) run -c release usher-pg-bench
 	$(SWIFT) run -c release usher-firestore-bench
+	$(SWIFT) run -c release usher-webhook-bench
 
 # Each harness runs FUZZ_SECONDS (default 60). New interesting inputs are written to
 # $(FUZZ_OUT)/yaml and $(FUZZ_OUT)/text, crashes to $(FUZZ_OUT)/crash-*; the seeds in
