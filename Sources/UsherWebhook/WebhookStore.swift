@@ -67,10 +67,13 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
         let delivering: Task<Void, Never>
     }
 
-    private final class WeakStore: @unchecked Sendable {
-        // @unchecked: a weak reference to a Sendable class, set once.
-        weak var value: WebhookStore?
-        init(_ value: WebhookStore) { self.value = value }
+    private final class WeakStore: Sendable {
+        private let store = Locked(Weak())
+        private struct Weak { weak var value: WebhookStore? }
+        var value: WebhookStore? {
+            get { store.withLock { $0.value } }
+            set { store.withLock { $0.value = newValue } }
+        }
     }
 
     /// Work for the intake, in arrival order, on the state file's thread.
@@ -101,11 +104,15 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
             return
         }
         let (jobs, continuation) = AsyncStream.makeStream(of: Job.self)
-        let route = Locked<(@Sendable (HTTPServer.Request, HTTPServer.Responder) -> Void)?>(nil)
+        // The listener reaches the store through a weak reference, set once the store is whole: it
+        // must not keep the store alive. (A closure kept in a `Locked` would not do: each `withLock`
+        // reading it through its `inout` wraps it in two more reabstraction thunks, for good.)
+        let target = WeakStore()
         let server: HTTPServer
         do {
             server = try HTTPServer(address: listen, limits: options.limits, report: { events.log($0, $1, $2) }) { request, responder in
-                route.withLock { $0 }?(request, responder) ?? responder.respond(.error(503, "starting", "starting; send again shortly"))
+                guard let store = target.value else { return responder.respond(.error(503, "starting", "starting; send again shortly")) }
+                store.route(request, responder)
             }
         } catch {
             try? await database.close()
@@ -123,14 +130,7 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
         }
         running = Running(server: server, jobs: continuation, intake: intake, delivery: delivery,
                           delivering: Task { await delivery.run() })
-        // Weakly: the listener is the store's, and must not keep it alive.
-        let store = WeakStore(self)
-        route.withLock {
-            $0 = { request, responder in
-                guard let self = store.value else { return responder.respond(.error(503, "stopping", "the server is stopping")) }
-                self.route(request, responder)
-            }
-        }
+        target.value = self
     }
 
     /// The address the listener is bound to (nil when not listening).
