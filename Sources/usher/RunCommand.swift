@@ -48,8 +48,8 @@ enum RunCommand: Command {
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: Stores.optionNames.union(["--store", "--metrics", "--log-format", "--log-level", "--lanes",
-                                              "--worker-id", "--shutdown-timeout", "--notify-window", "--mute-queue"]), flags: ["--log-text"])
+        let a = try Arguments(args, options: ["--store", "--mapping", "--metrics", "--log-format", "--log-level", "--lanes",
+                                              "--worker-id", "--shutdown-timeout", "--notify-window", "--mute-queue"], flags: ["--log-text"])
         guard !a.positionals.isEmpty else { throw UsageError("name at least one BOT (a folder with bot.yaml), like bots/support") }
         let format = try Logger.Format(rawValue: a.choice("--log-format", Logger.Format.allCases.map(\.rawValue), default: "logfmt"))!
         let levels = ["debug": Logger.Level.debug, "info": .info, "warning": .warning, "error": .error]
@@ -79,7 +79,7 @@ enum RunCommand: Command {
 
         var bots: [BotRuntime] = []
         for path in a.positionals {
-            do { bots.append(try BotRuntime(path: path)) } catch {
+            do { bots.append(try BotRuntime(path: path, log: log)) } catch {
                 Terminal.err("usher run: \(error.message)")
                 return .failure
             }
@@ -90,11 +90,10 @@ enum RunCommand: Command {
         guard let store = try Self.open(url, a, log: log) else { return .ok }
         let worker = Worker(store: store, bots: bots, workerID: a.value("--worker-id") ?? "worker-\(getpid())",
                             options: options, log: log)
-        (store as? any ServingStore)?.serve(worker)
         var server: HTTPServer?
         if let address = a.value("--metrics") {
             do {
-                server = try HTTPServer(address: address, log: log) { worker.httpResponse(path: $0) }
+                server = try HTTPServer(address: address) { worker.httpResponse(path: $0) }
                 log.info("metrics-listening", ["address": server!.address])
             } catch {
                 Terminal.err("usher run: \(error.message)\n")
