@@ -62,11 +62,15 @@ struct WebhookCrashTests {
             defer { fed.set() }
             try await Self.post(to: address)
         }
-        // The receiver goes down (503) and up on its own clock, apart from the kills.
+        // The receiver goes down (503) and up on its own clock, apart from the kills: down from
+        // the start until it has refused a call, then in stretches.
         let killed = Flag()
+        receiver.setDown(true)
         let flapping = Task {
-            var stretches = 0
+            var stretches = 1
             var rng = SystemRandomNumberGenerator()
+            while receiver.refused == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            receiver.setDown(false)
             while !killed.isSet {
                 try await Task.sleep(for: .milliseconds(Int.random(in: 200...600, using: &rng)))
                 receiver.setDown(true)
