@@ -102,7 +102,8 @@ SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests|UsherFiresto
   |^UsherRuntimeTests\.(WorkerTests|HTTPTests|HTTPServerTests|NotificationDeliveryTests|SlowWriteTests|LateNotificationTests|WorkerFaultTests)/ \
   |^UsherStoreTests\.ChangeSignalTests/ \
   |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests|FileFaultTests)/ \
-  |^UsherHTTPTests\.HTTPClientWaitTests/
+  |^UsherHTTPTests\.HTTPClientWaitTests/ \
+  |^UsherWebhookTests\.WebhookStoreTests/
 empty :=
 SYSTEM_FILTER := $(subst $(empty) $(empty),,$(strip $(SYSTEM_TESTS)))
 # `make test` builds once, then runs both groups without building again.
@@ -129,6 +130,7 @@ bench: deps test-deps
 	$(SWIFT) run -c release usher-store-bench
 	$(SWIFT) run -c release usher-pg-bench
 	$(SWIFT) run -c release usher-firestore-bench
+	$(SWIFT) run -c release usher-webhook-bench
 
 # Each harness runs FUZZ_SECONDS (default 60). New interesting inputs are written to
 # $(FUZZ_OUT)/yaml and $(FUZZ_OUT)/text, crashes to $(FUZZ_OUT)/crash-*; the seeds in

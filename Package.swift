@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "usher",
                           dependencies: ["UsherEngine", "UsherRules", "UsherDiagnostics", "UsherYAML", "UsherTranscripts",
                                          "UsherStore", "UsherRuntime", "UsherSQLite", "UsherStdio", "UsherSQLMapping",
-                                         "UsherPostgres", "UsherFirestore"],
+                                         "UsherPostgres", "UsherFirestore", "UsherWebhook"],
                           swiftSettings: strict),
         // libFuzzer harnesses: built only with `swift build --sanitize=fuzzer --product …`.
         .executableTarget(name: "FuzzYAML", dependencies: ["UsherRules", "UsherYAML"],
@@ -113,7 +113,8 @@ let package = Package(
         .testTarget(name: "UsherTranscriptsTests", dependencies: ["UsherTranscripts", "UsherEngine", "UsherRules"]),
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
                                                      "UsherPostgresTestServer", "UsherTestSupport", "UsherRuntime",
-                                                     "UsherFirestore", "UsherFirestoreTestServer"]),
+                                                     "UsherFirestore", "UsherFirestoreTestServer", "UsherWebhook",
+                                                     "UsherHTTPTestServer", "UsherHTTP"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
 
         // HTTP for the adapters and connectors that talk to services (Firestore, webhooks): one
@@ -141,6 +142,20 @@ let package = Package(
                           dependencies: ["UsherFirestore", "UsherFirestoreTestServer", "UsherHTTP", "UsherJSON", "UsherRuntime",
                                          "UsherStore", "UsherBenchSupport", "UsherTestSupport"],
                           path: "Benchmarks/usher-firestore-bench", swiftSettings: strict),
+        // The webhook front door: messages in over HTTP (the runtime's server), acknowledged once
+        // committed to an embedded SQLite state file; actions out through an outbox, signed
+        // (libcrypto's HMAC) and retried by the one HTTP client.
+        .target(name: "UsherWebhook",
+                dependencies: ["UsherStore", "UsherEngine", "UsherSQLite", "UsherStdio", "UsherRuntime", "UsherHTTP", "UsherJSON",
+                               "UsherYAML", "COpenSSL"],
+                swiftSettings: strict),
+        .executableTarget(name: "usher-webhook-bench",
+                          dependencies: ["UsherWebhook", "UsherSQLite", "UsherStore", "UsherRuntime", "UsherHTTP", "UsherHTTPTestServer",
+                                         "UsherBenchSupport", "UsherTestSupport"],
+                          path: "Benchmarks/usher-webhook-bench", swiftSettings: strict),
+        .testTarget(name: "UsherWebhookTests",
+                    dependencies: ["UsherWebhook", "UsherSQLite", "UsherStore", "UsherEngine", "UsherRuntime", "UsherHTTP",
+                                   "UsherHTTPTestServer", "UsherTestSupport", "UsherStoreTestKit", "UsherJSON"]),
         .testTarget(name: "UsherFirestoreTests",
                     dependencies: ["UsherFirestore", "UsherFirestoreTestServer", "UsherStoreTestKit", "UsherStore", "UsherEngine",
                                    "UsherTestSupport", "UsherRuntime", "UsherRules"]),

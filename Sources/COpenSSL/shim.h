@@ -1,8 +1,10 @@
 #ifndef USHER_COPENSSL_SHIM_H
 #define USHER_COPENSSL_SHIM_H
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 

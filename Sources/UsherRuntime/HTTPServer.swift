@@ -123,7 +123,14 @@ public final class HTTPServer: @unchecked Sendable {
     /// to `handle` on the server's thread, which answers through the `Responder` — at once, or
     /// later from any thread. libmicrohttpd's messages and the connections closed for their time
     /// go to `log`.
-    public init(address: String, limits: Limits = Limits(), log: Logger = Logger(),
+    public convenience init(address: String, limits: Limits = Limits(), log: Logger = Logger(),
+                            respond handle: @escaping @Sendable (Request, Responder) -> Void) throws(RuntimeError) {
+        try self.init(address: address, limits: limits, report: { log.log($0, $1, pairs: $2) }, respond: handle)
+    }
+
+    /// As `init(address:limits:log:respond:)`, with the server's log events (level, event,
+    /// fields) handed to `report` rather than to a `Logger`.
+    public init(address: String, limits: Limits = Limits(), report: @escaping @Sendable (Logger.Level, String, [(String, String)]) -> Void,
                 respond handle: @escaping @Sendable (Request, Responder) -> Void) throws(RuntimeError) {
         let parts = address.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let port = UInt16(parts[1]) else {
@@ -139,12 +146,12 @@ public final class HTTPServer: @unchecked Sendable {
         var limits = limits
         let fitted = Self.fitOpenFiles(limits.connections)
         if fitted < limits.connections {
-            log.warning("http-connection-limit", ["address": address, "wanted": limits.connections, "limit": fitted,
-                                                  "note": "the open-file limit (ulimit -n) leaves room for no more; raise it to allow more"])
+            report(.warning, "http-connection-limit", [("address", address), ("wanted", "\(limits.connections)"), ("limit", "\(fitted)"),
+                                                       ("note", "the open-file limit (ulimit -n) leaves room for no more; raise it to allow more")])
             limits.connections = fitted
         }
         self.limits = limits
-        let core = Core(limits: limits, log: log, handle: handle)
+        let core = Core(limits: limits, report: report, handle: handle)
         self.core = core
         let context = Unmanaged.passRetained(core)
         let idle = UInt32(max(1, (limits.idleTimeout + .milliseconds(999)).components.seconds))
@@ -321,15 +328,16 @@ private final class Core: @unchecked Sendable {
     }
 
     let limits: HTTPServer.Limits
-    let log: Logger
+    let log: @Sendable (Logger.Level, String, [(String, String)]) -> Void
     let handle: @Sendable (HTTPServer.Request, HTTPServer.Responder) -> Void
     private let state = Locked(State())
     /// Per event and text: when it was last logged, and how many times it was not since.
     private let noise = Locked([String: (at: ContinuousClock.Instant, suppressed: Int)]())
 
-    init(limits: HTTPServer.Limits, log: Logger, handle: @escaping @Sendable (HTTPServer.Request, HTTPServer.Responder) -> Void) {
+    init(limits: HTTPServer.Limits, report: @escaping @Sendable (Logger.Level, String, [(String, String)]) -> Void,
+         handle: @escaping @Sendable (HTTPServer.Request, HTTPServer.Responder) -> Void) {
         self.limits = limits
-        self.log = log
+        self.log = report
         self.handle = handle
     }
 
@@ -531,6 +539,6 @@ private final class Core: @unchecked Sendable {
         guard let repeated else { return }
         var fields = [("message", text)]
         if repeated > 0 { fields.append(("repeated", "\(repeated)")) }
-        log.log(.warning, event, pairs: fields)
+        log(.warning, event, fields)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import UsherJSON
-import UsherSQLite
+public import UsherSQLite
 import UsherStore
 
 /// An action as one JSON line on stdout. Replies and notices are also transcript lines
@@ -11,9 +11,9 @@ import UsherStore
 ///     {"type":"handoff","key":"support:m-4:handoff","conversation":"c-42","at":"…","bot":"support","message_id":"m-4","queue":"general","reason":"threshold","rule":"threshold","customer_name":"Pooja"}
 ///     {"type":"notification","key":"support:m-4:3","conversation":"c-42","at":"…","bot":"support","queue":"general","reason":"threshold","text":"…","customer_name":"Pooja","last_message":"…","handoff":true}
 ///
-/// Absent values are left out rather than written as `null`.
-enum ActionLine {
-    static func encode(_ action: StoreAction) -> String {
+/// Absent values are left out rather than written as `null`. The webhook POSTs the same objects.
+public enum ActionLine {
+    public static func encode(_ action: StoreAction) -> String {
         var w = JSONWriter(capacity: 256)
         w.byte(UInt8(ascii: "{"))
         switch action {

@@ -11,7 +11,7 @@ protocol Command {
 enum CLI {
     static let version = "0.1.0"
     static var commands: [any Command.Type] { [CheckCommand.self, TestCommand.self, ExplainCommand.self, ReplayCommand.self, RunCommand.self,
-                                                SendCommand.self, ChatCommand.self, InboxCommand.self, SchemaCommand.self] }
+                                                SendCommand.self, ChatCommand.self, InboxCommand.self, DeadlettersCommand.self, SchemaCommand.self] }
 
     static var help: String {
         var s = """
@@ -22,7 +22,8 @@ enum CLI {
         Commands:
 
         """
-        for c in commands { s += "  " + c.name.padding(9) + c.summary + "\n" }
+        let width = commands.map { $0.name.count }.max()! + 2
+        for c in commands { s += "  " + c.name.padding(width) + c.summary + "\n" }
         s += """
 
         Run 'usher COMMAND --help' for a command's options.

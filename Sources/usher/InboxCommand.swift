@@ -54,10 +54,7 @@ enum InboxCommand: Command {
                 rows.append([DurationText.format(max(0, now.timeIntervalSince(e.waitingSince))), e.conversationID, e.queue ?? "-",
                              e.reason ?? "-", e.customerName ?? "-", last.count > 50 ? String(last.prefix(49)) + "…" : last])
             }
-            let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max()! }
-            for r in rows {
-                Terminal.out(r.enumerated().map { i, v in i == r.count - 1 ? v : v.padding(widths[i] + 1) }.joined(separator: " ") + "\n")
-            }
+            Terminal.table(rows)
             Terminal.out("\(entries.count) waiting\n")
             return .ok
         }

@@ -58,8 +58,9 @@ enum RunCommand: Command {
     """
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        let a = try Arguments(args, options: ["--store", "--mapping", "--metrics", "--log-format", "--log-level", "--lanes",
-                                              "--worker-id", "--shutdown-timeout", "--notify-window", "--mute-queue", "--from"],
+        let a = try Arguments(args, options: Stores.optionNames.union(["--store", "--metrics", "--log-format", "--log-level", "--lanes",
+                                                                       "--worker-id", "--shutdown-timeout", "--notify-window", "--mute-queue",
+                                                                       "--from"]),
                                 flags: ["--log-text"])
         guard !a.positionals.isEmpty else { throw UsageError("name at least one BOT (a folder with bot.yaml), like bots/support") }
         let format = try Logger.Format(rawValue: a.choice("--log-format", Logger.Format.allCases.map(\.rawValue), default: "logfmt"))!
@@ -105,10 +106,12 @@ enum RunCommand: Command {
         guard let store = try Self.open(url, a, start: start, log: log) else { return .ok }
         let worker = Worker(store: store, bots: bots, workerID: a.value("--worker-id") ?? "worker-\(getpid())",
                             options: options, log: log)
+        // A store with a listener of its own (the webhook) serves the worker's health there.
+        (store as? any ServingStore)?.serve(worker)
         var server: HTTPServer?
         if let address = a.value("--metrics") {
             do {
-                server = try HTTPServer(address: address) { worker.httpResponse(path: $0) }
+                server = try HTTPServer(address: address, log: log) { worker.httpResponse(path: $0) }
                 log.info("metrics-listening", ["address": server!.address])
             } catch {
                 Terminal.err("usher run: \(error.message)\n")

@@ -3,6 +3,7 @@ import UsherPostgres
 import UsherSQLite
 import UsherStdio
 import UsherStore
+import UsherWebhook
 
 /// The stores `--store URL` opens: one line per adapter. An adapter is a target that declares a
 /// `StoreAdapter` (its schemes, help and opener); listing it here is all the wiring it needs —
@@ -13,6 +14,7 @@ enum Stores {
         PostgresStore.adapter,
         StdioStore.adapter,
         FirestoreStore.adapter,
+        WebhookStore.adapter,
     ]
 
     static let `default` = "sqlite:usher.db"

@@ -46,6 +46,8 @@ let cliCases: [CLICase] = [
     CLICase(snapshot: "replay-against-tienda", args: ["replay", "bots/support", "bots/support/transcripts/takeover.jsonl", "--against", "bots/tienda", "--summary-only"], exit: 0),
     CLICase(snapshot: "replay-bad-data", args: ["replay", "bots/support", "bots/support/bot.yaml"], exit: 65),
     CLICase(snapshot: "replay-usage-no-transcript", args: ["replay", "bots/support"], exit: 64),
+    CLICase(snapshot: "deadletters-help", args: ["deadletters", "--help"], exit: 0),
+    CLICase(snapshot: "deadletters-usage-no-store", args: ["deadletters"], exit: 64),
 ]
 
 /// The built `usher`, next to the test bundle.

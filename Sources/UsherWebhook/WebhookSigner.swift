@@ -1,0 +1,105 @@
+public import Foundation
+internal import COpenSSL
+
+/// Signs and checks webhook requests, both ways: `X-Usher-Timestamp: SECONDS` (Unix time) and
+/// `X-Usher-Signature: sha256=HEX`, the HMAC-SHA256 (OpenSSL's libcrypto) of `SECONDS.BODY` —
+/// the timestamp, a dot, the raw body — with the shared secret. The timestamp is signed too, so
+/// that a request captured and sent again later cannot be given a fresh one: requests more than
+/// `window` away from now are refused. Signatures are compared in constant time.
+public struct WebhookSigner: Sendable {
+    public static let timestampHeader = "X-Usher-Timestamp"
+    public static let signatureHeader = "X-Usher-Signature"
+
+    private let secret: [UInt8]
+    /// How far a request's timestamp may be from now, either way.
+    public let window: TimeInterval
+
+    /// Why a request's signature was refused: what the 401 says.
+    public struct Refusal: Error, Sendable, Equatable {
+        /// The header at fault.
+        public var field: String
+        public var message: String
+    }
+
+    public init(secret: [UInt8], window: TimeInterval = 300) {
+        self.secret = secret
+        self.window = window
+    }
+
+    /// The headers that sign `body` at `time`.
+    public func headers(body: [UInt8], at time: Date) -> [(name: String, value: String)] {
+        let seconds = Int(time.timeIntervalSince1970.rounded(.down))
+        return [(Self.timestampHeader, String(seconds)), (Self.signatureHeader, "sha256=" + Self.hex(mac(seconds, body)))]
+    }
+
+    /// Checks a request's signature headers (by lowercased name) over `body` at `now`.
+    public func check(body: [UInt8], headers: [String: String], now: Date) throws(Refusal) {
+        let timestampName = Self.timestampHeader.lowercased(), signatureName = Self.signatureHeader.lowercased()
+        guard let stamp = headers[timestampName] else {
+            throw Refusal(field: Self.timestampHeader, message: "missing \(Self.timestampHeader): the request's Unix time in seconds, signed with the body")
+        }
+        guard let seconds = Int(stamp.trimmingCharacters(in: .whitespaces)) else {
+            throw Refusal(field: Self.timestampHeader, message: "\(Self.timestampHeader) is '\(stamp.prefix(40))'; expected Unix time in seconds")
+        }
+        let skew = now.timeIntervalSince1970 - Double(seconds)
+        guard abs(skew) <= window else {
+            throw Refusal(field: Self.timestampHeader,
+                          message: "\(Self.timestampHeader) is \(Int(abs(skew))) s \(skew > 0 ? "old" : "in the future"); "
+                          + "at most \(Int(window)) s either way is taken (a replayed request, or a clock that is off)")
+        }
+        guard let signature = headers[signatureName] else {
+            throw Refusal(field: Self.signatureHeader, message: "missing \(Self.signatureHeader): sha256=HEX, the HMAC-SHA256 of TIMESTAMP.BODY")
+        }
+        let expected = mac(seconds, body)
+        guard signature.hasPrefix("sha256="), let given = Self.bytes(hex: signature.dropFirst(7)), given.count == expected.count,
+              given.withUnsafeBytes({ g in expected.withUnsafeBytes { e in CRYPTO_memcmp(g.baseAddress, e.baseAddress, e.count) } }) == 0
+        else {
+            throw Refusal(field: Self.signatureHeader, message: "\(Self.signatureHeader) does not match the body: sign TIMESTAMP.BODY "
+                          + "with HMAC-SHA256 and the shared secret (USHER_WEBHOOK_SECRET), hex-encoded after sha256=")
+        }
+    }
+
+    private func mac(_ seconds: Int, _ body: [UInt8]) -> [UInt8] {
+        let message = Array("\(seconds).".utf8) + body
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        secret.withUnsafeBytes { key in
+            message.withUnsafeBytes { data in
+                _ = HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                         data.count, &out, &length)
+            }
+        }
+        return Array(out.prefix(Int(length)))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func bytes(hex: Substring) -> [UInt8]? {
+        let chars = Array(hex.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(chars.count / 2)
+        for i in stride(from: 0, to: chars.count, by: 2) {
+            guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+        }
+        return out
+    }
+}
