@@ -551,6 +551,10 @@ struct PostgresWorkerTests {
         let asUsher = url.replacingOccurrences(of: "user=\(server.user)", with: "user=usher")
         let worker = try WorkerProcess(bot: scratch.bot, store: asUsher, extra: ["--mapping", mapping])
         func sql(_ q: String) throws -> String { try server.psql(q, database: database).trimmingCharacters(in: .whitespacesAndNewlines) }
+        // A mapped store starts a new bot after the newest message (--from now): write once it has.
+        try await eventually("the worker has its position", detail: worker.log) {
+            (try? sql("SELECT count(*) FROM usher.cursors WHERE bot = 'crash'")) == "1"
+        }
         func event(_ role: String, _ body: String, type: String = "comment") throws {
             try sql("INSERT INTO helpdesk.ticket_events (ticket_id, event_type, author_role, author_id, body) "
                     + "VALUES ('T-9', '\(type)', '\(role)', '1', '\(body)')")
