@@ -449,12 +449,15 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
 
     // MARK: States
 
-    /// The states as the last read of their conversations found them (a page's read, or a
-    /// commit's write) within 2 s, else read now. A stale one costs a conflict at the commit,
-    /// never a wrong write.
+    /// For a worker's store, the states as the last read of their conversations found them (a
+    /// page's read, or a commit's write) within 2 s, else read now: a stale one costs a conflict
+    /// at the commit, never a wrong write. For any other, read now.
     public func states(bot: String, conversations: [String]) async throws -> [String: ConversationState] {
         var found: [String: Snapshot] = memory.withLock { m in
             var out: [String: Snapshot] = [:]
+            // Only a worker's commits check what they read; the CLI's reads (`usher send
+            // --wait` asking who owns the conversation now) are always fresh.
+            guard options.leases else { return out }
             let fresh = ContinuousClock.now - .seconds(2)
             for c in conversations { if let s = m.read[bot + "/" + c], s.at > fresh { out[c] = s } }
             return out

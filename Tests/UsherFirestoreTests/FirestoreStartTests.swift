@@ -66,6 +66,21 @@ struct FirestoreStartTests {
         try await store.close(); try await setup.close()
     }
 
+    @Test("the CLI's reads see a conversation's state as it is now, not as their last page found it")
+    func readsAreFresh() async throws {
+        let emulator = try await FirestoreEmulator.ready()
+        let url = "firestore://" + emulator.project()
+        let reader = try await FirestoreStore.open(StoreRequest(url: url), environment: ["FIRESTORE_EMULATOR_HOST": emulator.host])
+        let worker = try await openStore(String(url.dropFirst("firestore://".count)))
+        let m = try await reader.append(NewMessage(conversationID: "c", from: .customer, senderID: "u", text: "hi"))
+        // The reader's page reads the conversation's documents (no state yet) ...
+        #expect(try await reader.pending(bot: ConformanceSuite.bot.id, after: .start, limit: 10).messages.map(\.id) == [m.id])
+        // ... then the worker answers it.
+        #expect(try await worker.commit(batch: [ConformanceSuite.sampleCommit(m, after: nil, reply: "hello")]) == [.committed])
+        #expect(try await reader.state(bot: ConformanceSuite.bot.id, conversation: "c")?.version == 1)
+        try await reader.close(); try await worker.close()
+    }
+
     @Test("the CLI's reads (not a worker) write no start")
     func readsWriteNoStart() async throws {
         let emulator = try await FirestoreEmulator.ready()
