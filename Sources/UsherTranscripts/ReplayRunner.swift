@@ -1,5 +1,6 @@
 import Foundation
 import UsherEngine
+import UsherText
 public import UsherRules
 
 /// Replays recorded conversations through one bot (or two, with `--against`): every recorded
@@ -15,6 +16,13 @@ public import UsherRules
 public final class ReplayRunner {
     /// How the replay treats the recording, and what reports are told first.
     public let options: ReplayOptions
+
+    /// Decisions on a clock that never moves: the decision's time budget
+    /// (`limits.decision_budget`) never runs out in a replay, so the same transcripts give the
+    /// same report on a busy machine as on an idle one (a regex starved of the CPU for 10 ms
+    /// would otherwise count as no match). The regexes' own match limits still hold; the
+    /// budget guards the worker, and `usher explain` shows where it runs out.
+    static let decisionOptions = Engine.Options(clock: MonotonicClock { .zero })
     public let header: ReplayHeader
     private let bots: [RuleSet]
 
@@ -163,7 +171,7 @@ public final class ReplayRunner {
         if !(message.from == .agent && options.agents == .ignore) {
             for b in bots.indices {
                 let before = f.states[b]
-                let d = Engine.decide(bots[b], before, message, now: message.at)
+                let d = Engine.decide(bots[b], before, message, now: message.at, options: Self.decisionOptions)
                 f.states[b] = d.state
                 let outcome = ReplayOutcome(d, before: before, message: message)
                 if b == 0 { step.bot = outcome } else { step.against = outcome }

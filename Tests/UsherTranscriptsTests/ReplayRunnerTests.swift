@@ -202,3 +202,23 @@ func maxRSS() -> Int {
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return usage.ru_maxrss * 1024
 }
+
+@Suite("replay: the decision budget")
+struct ReplayBudgetTests {
+    /// Twenty catastrophic regexes and a 1 ms budget: in the worker the budget would run out on
+    /// the attack (how far depends on the machine's load); a replay decides every rule, so its
+    /// report is the same on any machine.
+    @Test func aReplayNeverRunsOutOfTheBudget() throws {
+        var rules = "version: 1\nrules:\n"
+        for i in 0..<20 {
+            rules += "  - id: slow-\(i)\n    when: {regex: '(a+)+(?:z\(i))?$'}\n    then: [reply: \"slow \(i)\"]\n"
+        }
+        let bot = try replayBot(["b/bot.yaml": "bot: b\nrules: [rules.yaml]\nlimits: {decision_budget: 1ms}\n", "b/rules.yaml": rules])
+        let attack = String(repeating: "a", count: 4_000) + "!"
+        let line = #"{"conversation":"c","id":"1","at":"2026-11-30T10:00:00Z","from":"customer","text":"\#(attack)"}"#
+        let (result, _) = try replayText(line + "\n", bot: bot)
+        let budget = result.summary.regexLimitHits.filter { $0.limit.limit == "decision budget" }
+        #expect(budget.isEmpty, "\(budget)")
+        #expect(result.summary.customerMessages == 1)
+    }
+}
