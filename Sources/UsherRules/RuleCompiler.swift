@@ -333,6 +333,7 @@ final class RuleCompiler {
     }
 
     private func compilePattern(_ reader: NodeReader, _ source: String, _ node: YAMLNode) -> Int? {
+        warnIfEscapesWereEaten(reader, source, node)
         if let id = patternIDs[source] { return id }
         do {
             let p = try Pattern(source, limits: patternLimits)
@@ -352,6 +353,38 @@ final class RuleCompiler {
             return nil
         }
     }
+
+    /// Inside double quotes YAML reads `\b` as a backspace (and `\t`, `\e`, `\0`, … as control
+    /// characters) before the regex sees it: `"\brefund\b"` becomes a pattern that never
+    /// matches, and nothing else would say so. Warns at the first such character and shows the
+    /// single-quoted form, where a backslash is the regex's own.
+    private func warnIfEscapesWereEaten(_ reader: NodeReader, _ source: String, _ node: YAMLNode) {
+        let scalars = source.unicodeScalars
+        guard node.scalarStyle == .doubleQuoted, let first = scalars.firstIndex(where: Self.isControl) else { return }
+        func escape(_ c: Unicode.Scalar) -> String {
+            Self.controlEscapes[c.value].map { "\\" + $0.letter }
+                ?? "\\x" + (c.value < 0x10 ? "0" : "") + String(c.value, radix: 16, uppercase: true)
+        }
+        var fixed = ""
+        for c in scalars { if Self.isControl(c) { fixed += escape(c) } else { fixed.unicodeScalars.append(c) } }
+        let bad = scalars[first]
+        reader.report(.warning(
+            "regex-in-double-quotes",
+            "inside double quotes YAML turned '\(escape(bad))' into \(Self.controlEscapes[bad.value]?.name ?? "a control character") before the regex saw it; "
+                + "write the regex in single quotes: '\(fixed.replacingOccurrences(of: "'", with: "''"))'",
+            at: reader.location(ofOffset: scalars.distance(from: scalars.startIndex, to: first), in: node)))
+    }
+
+    private static func isControl(_ c: Unicode.Scalar) -> Bool { c.value < 0x20 || c.value == 0x7F }
+
+    /// The YAML escapes that give control characters, by the character: the letter after the
+    /// backslash, and what the regex gets instead of what was meant.
+    private static let controlEscapes: [UInt32: (letter: String, name: String)] = [
+        0x00: ("0", "a NUL character"), 0x07: ("a", "a bell character"),
+        0x08: ("b", "a backspace (not a word boundary)"), 0x09: ("t", "a tab"), 0x0A: ("n", "a line break"),
+        0x0B: ("v", "a vertical tab"), 0x0C: ("f", "a form feed"), 0x0D: ("r", "a carriage return"),
+        0x1B: ("e", "an escape character"),
+    ]
 
     /// `{any, all, none}` (the keys of `allowed`, in that order), or a list or single item as `any`.
     private func anyAllNone(_ reader: NodeReader, _ v: YAMLNode, _ what: String, allowed: [String])

@@ -468,6 +468,20 @@ let brokenCases: [BrokenCase] = [
         #"b/rules.yaml:4:19: warning: [catastrophic-regex] this regex repeats alternatives that can match the same text (like (a|aa)+), which can take exponential time on long messages; make the alternatives start differently, or merge them (a+)"#,
         #"b/rules.yaml:7:19: warning: [catastrophic-regex] this regex repeats a part with an unbounded repeat several times (like (.*a){12}), which can take time growing with a high power of the message length; make the repeat stop at a character the rest cannot match (like ([^a]*a){12})"#,
     ]),
+    BrokenCase(name: "regex escapes eaten by double quotes", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        when: {regex: "\brefund\b"}
+        then: [reply: "ok"]
+      - id: dont
+        when:
+          regex: ["(?i)don't\tknow", 'fine\b']
+        then: [reply: "ok"]
+    """#, expected: [
+        #"b/rules.yaml:4:20: warning: [regex-in-double-quotes] inside double quotes YAML turned '\b' into a backspace (not a word boundary) before the regex saw it; write the regex in single quotes: '\brefund\b'"#,
+        #"b/rules.yaml:8:25: warning: [regex-in-double-quotes] inside double quotes YAML turned '\t' into a tab before the regex saw it; write the regex in single quotes: '(?i)don''t\tknow'"#,
+    ]),
     BrokenCase(name: "unknown time zone", rules: okRule, bot: #"""
     bot: test
     timezone: Asia/Shangai
