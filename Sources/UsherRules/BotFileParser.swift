@@ -17,8 +17,21 @@ struct BotFileParser {
     let reader: NodeReader
     let files: RuleSetLoader.Files
 
-    /// Parses the bot file. Rule file patterns that match nothing are reported here.
-    func parse() -> BotConfig? {
+    /// What the bot file gave.
+    struct Parsed {
+        /// The bot; with a mistake in bot.yaml, what could be read of it (its rule files
+        /// above all), so that the rule files are still checked in the same run.
+        var bot: BotConfig
+        /// Whether bot.yaml has no error: the bot may run.
+        var valid: Bool
+        /// Every schedule bot.yaml names, those with errors too: a rule that uses one of them
+        /// is not also told the schedule does not exist.
+        var scheduleNames: [String]
+    }
+
+    /// Parses the bot file; `nil` when it is not a mapping at all. Rule file patterns that
+    /// match nothing are reported here.
+    func parse() -> Parsed? {
         let path = reader.file
         guard let root = reader.document.root else { return nil }
         guard let m = reader.mapping(root, "the bot file", allowed: Self.keys) else { return nil }
@@ -42,7 +55,8 @@ struct BotFileParser {
             if let tz = TimeZone(identifier: s), s.contains("/") || s == "UTC" || s == "GMT" {
                 timeZone = tz
             } else {
-                reader.error("unknown-timezone", "unknown time zone '\(s)'\(Suggestion.hint(for: s, in: TimeZone.knownTimeZoneIdentifiers)); use an IANA name like 'Asia/Shanghai' or 'Europe/Madrid'", at: node)
+                reader.error("unknown-timezone", "unknown time zone '\(s)'" + (Self.nearestTimeZone(to: s).map { "; did you mean '\($0)'?" }
+                    ?? "; use an IANA name like 'Asia/Shanghai' or 'Europe/Madrid'"), at: node)
                 ok = false
             }
         }
@@ -132,13 +146,13 @@ struct BotFileParser {
             if let items = reader.texts(node, "'channels'") { channels = items.map { Glob($0.0) } } else { ok = false }
         }
 
-        guard ok else { return nil }
         var bot = BotConfig(id: id, name: name, senderId: senderId, timeZone: timeZone, ruleFiles: ruleFiles,
                             schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,
                             loopGuard: loopGuard, handoff: handoff, path: path)
         bot.channels = channels
         bot.decisionBudget = decisionBudget
-        return bot
+        let scheduleNames = m["schedules"]?.mapping?.compactMap(\.key.scalar) ?? []
+        return Parsed(bot: bot, valid: ok, scheduleNames: scheduleNames)
     }
 
     /// `decision_budget: 10ms` (or `2s`): a whole number of milliseconds or seconds, within
@@ -158,6 +172,25 @@ struct BotFileParser {
             return nil
         }
         return budget
+    }
+
+    /// The zone a wrong `timezone:` most likely means: the one whose city it names ('London',
+    /// 'new york'), whatever the case, or the nearest by spelling, of the whole name
+    /// ('Asia/Shangai') or of the city ('Londn'). Abbreviations ('CST') are not guessed: each
+    /// stands for several zones.
+    static func nearestTimeZone(to text: String) -> String? {
+        func key(_ s: some StringProtocol) -> String { s.lowercased().replacingOccurrences(of: " ", with: "_") }
+        let zones = TimeZone.knownTimeZoneIdentifiers.filter { $0.contains("/") }
+        // City → its zone; where two zones share a city the shorter name (the canonical one).
+        var byCity: [String: String] = [:]
+        for zone in zones {
+            let city = key(zone.split(separator: "/").last!)
+            if byCity[city].map({ zone.count < $0.count }) ?? true { byCity[city] = zone }
+        }
+        let wanted = key(text)
+        if let zone = zones.first(where: { key($0) == wanted }) ?? byCity[wanted] { return zone }
+        if let zone = Suggestion.closest(to: text, in: zones) { return zone }
+        return Suggestion.closest(to: wanted, in: byCity.keys.sorted()).flatMap { byCity[$0] }
     }
 
     /// Lowercase letters, digits and '-' (and '_' for rule and list names), starting with a

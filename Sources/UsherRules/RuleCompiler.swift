@@ -234,7 +234,7 @@ final class RuleCompiler {
             guard let index = names.firstIndex(of: name) else {
                 let known = names.isEmpty ? "the bot file defines no schedules; add one under 'schedules:' in bot.yaml"
                     : "schedules in the bot file: \(names.joined(separator: ", "))"
-                reader.error("unknown-schedule", "unknown schedule '\(name)'\(Suggestion.hint(for: name, in: names)); \(known)", at: v)
+                reader.error("unknown-schedule", "unknown schedule '\(name)'" + Suggestion.hint(for: name, in: names, otherwise: known), at: v)
                 return nil
             }
             return .schedule(index, inside: inside)
@@ -538,7 +538,7 @@ final class RuleCompiler {
             if let n = m["queue"] { if let s = reader.text(n, "'queue'") { h.queue = s } else { ok = false } }
             if let n = m["priority"], let s = reader.text(n, "'priority'") {
                 if let p = HandoffPriority(rawValue: s) { h.priority = p } else {
-                    reader.error("invalid-value", "unknown handoff priority '\(s)'\(Suggestion.hint(for: s, in: HandoffPriority.allCases.map(\.rawValue))); use low, normal, high or urgent", at: n)
+                    reader.error("invalid-value", "unknown handoff priority '\(s)'" + Suggestion.hint(for: s, in: HandoffPriority.allCases.map(\.rawValue), otherwise: "use low, normal, high or urgent"), at: n)
                     ok = false
                 }
             }

@@ -28,7 +28,7 @@ struct ScheduleParser {
                 continue
             }
             guard let days = Self.parseDays(key) else {
-                reader.error("invalid-day", "'\(key)' is not a day or range of days\(Suggestion.hint(for: key, in: dayKeys + ["except"])); use mon, tue, wed, thu, fri, sat, sun, a range like mon-fri, daily, or except", at: pair.key)
+                reader.error("invalid-day", "'\(key)' is not a day or range of days" + Suggestion.hint(for: key, in: dayKeys + ["except"], otherwise: "use mon, tue, wed, thu, fri, sat, sun, a range like mon-fri, daily, or except"), at: pair.key)
                 ok = false
                 continue
             }
