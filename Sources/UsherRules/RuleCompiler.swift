@@ -104,7 +104,8 @@ final class RuleCompiler {
     }
 
     private func compileRule(_ reader: NodeReader, _ node: YAMLNode) {
-        guard let m = reader.mapping(node, "a rule", allowed: Self.ruleKeys) else { return }
+        guard let m = reader.mapping(node, "a rule", allowed: Self.ruleKeys,
+                                     explain: { Self.misplaced($0, in: node, reader) }) else { return }
         guard let idNode = reader.require(m["id"], "id", in: node, "this rule", example: "id: refund"),
               let id = reader.text(idNode, "'id'") else { return }
         var ok = true
@@ -164,6 +165,36 @@ final class RuleCompiler {
                           cooldown: cooldown, enabled: enabled, whileWaiting: whileWaiting, when: when,
                           unless: unless, actions: actions, captureNames: captures,
                           location: idNode.location, declarationOrder: rules.count))
+    }
+
+    /// The message for a condition or an action written at the level of the rule (`keywords:`
+    /// beside `when:`, or a misspelt `keywrods:`): what it is, where it belongs, and the line
+    /// as it should be. `nil` for a key that is none of these (or a misspelt rule option).
+    static func misplaced(_ pair: YAMLPair, in rule: YAMLNode, _ reader: NodeReader) -> String? {
+        guard let key = pair.key.scalar else { return nil }
+        let found: (name: String, what: String, section: String)
+        if ConditionKind.byKey[key] != nil {
+            found = (key, "a condition", "when")
+        } else if ActionKind.byKey[key] != nil {
+            found = (key, "an action", "then")
+        } else if Suggestion.closest(to: key, in: ruleKeys) != nil {
+            return nil
+        } else if let name = Suggestion.closest(to: key, in: ConditionKind.keys) {
+            found = (name, "a condition", "when")
+        } else if let name = Suggestion.closest(to: key, in: ActionKind.keys) {
+            found = (name, "an action", "then")
+        } else {
+            return nil
+        }
+        let (name, what, section) = found
+        let head = name == key ? "'\(key)' is \(what), not a rule option: it belongs under '\(section):'"
+            : "unknown key '\(key)' in a rule; if it is \(what == "a condition" ? "the condition" : "the action") '\(name)', it belongs under '\(section):'"
+        let entry = reader.written(pair.value).map { "\(name): \($0)" }
+        if let existing = rule.mapping?.first(where: { $0.key.scalar == section }) {
+            return "\(head); move it into the rule's '\(section):' on line \(existing.key.location.line)" + (entry.map { " as '\($0)'" } ?? "")
+        }
+        guard let entry else { return "\(head); write '\(section):' on a line of its own and indent '\(name):' under it" }
+        return "\(head); write '\(section == "when" ? "when: {\(entry)}" : "then: [\(entry)]")'"
     }
 
     /// A `handoff` without a reason takes the rule's id.

@@ -43,6 +43,30 @@ let brokenCases: [BrokenCase] = [
     """#, expected: [
         "b/rules.yaml:4:5: error: [unknown-key] unknown key 'whne' in a rule; did you mean 'when'?",
     ]),
+    BrokenCase(name: "conditions and actions at the level of the rule", rules: #"""
+    version: 1
+    rules:
+      - id: refund
+        keywords: [refund, refunds]
+        then: [reply: "ok"]
+      - id: cancel
+        when: {customer_messages: 1}
+        keywrods: [cancel]
+        then: [reply: "ok"]
+      - id: greet
+        when: {keywords: [hello]}
+        reply: "Hi!"
+      - id: late
+        regex:
+          - '\blate\b'
+        then: [reply: "Sorry"]
+    """#, expected: [
+        "b/rules.yaml:4:5: error: [unknown-key] 'keywords' is a condition, not a rule option: it belongs under 'when:'; write 'when: {keywords: [refund, refunds]}'",
+        "b/rules.yaml:8:5: error: [unknown-key] unknown key 'keywrods' in a rule; if it is the condition 'keywords', it belongs under 'when:'; move it into the rule's 'when:' on line 7 as 'keywords: [cancel]'",
+        #"b/rules.yaml:10:9: error: [no-actions] rule 'greet' has no actions; add 'then:' with at least one action, like '- reply: "…"'"#,
+        #"b/rules.yaml:12:5: error: [unknown-key] 'reply' is an action, not a rule option: it belongs under 'then:'; write 'then: [reply: "Hi!"]'"#,
+        "b/rules.yaml:14:5: error: [unknown-key] 'regex' is a condition, not a rule option: it belongs under 'when:'; write 'when:' on a line of its own and indent 'regex:' under it",
+    ]),
     BrokenCase(name: "misspelt condition key", rules: #"""
     version: 1
     rules:
