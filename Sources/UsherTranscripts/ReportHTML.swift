@@ -223,8 +223,9 @@ public struct ReportHTML: ReplayReportWriter {
         let rate = s.conversations == 0 ? 0 : Int((Double(s.conversationsHandedOff) / Double(s.conversations) * 100).rounded())
         card(Self.grouped(s.handoffs), "handoffs", "\(rate)% of conversations")
         card(Self.grouped(s.spokeOverHuman), "spoke over a human", "in \(Self.grouped(s.spokeOverConversations)) conversations", cls: s.spokeOverHuman > 0 ? "warn" : "")
-        let fired = s.ruleIDs.count - s.neverFired.count
-        card("\(fired)/\(s.ruleIDs.count)", "rules fired", "\(s.neverFired.count) never fired", cls: s.neverFired.isEmpty ? "" : "muted-card")
+        let never = s.ruleCount - s.rulesFired
+        card("\(s.rulesFired)/\(s.ruleCount)", "rules fired", "\(never) never fired" + (s.fallbackUsed ? "; the fallback answered" : ""),
+             cls: never == 0 ? "" : "muted-card")
         if let d = r.diff { card(Self.grouped(d.messages), "differences", "in \(Self.grouped(d.conversations)) conversations", cls: "diff") }
         out.write("</section>\n")
     }

@@ -145,10 +145,34 @@ struct ReportTests {
         #expect(text.contains("  conversations             3   from 1 transcript\n"))
         #expect(text.contains("  customer messages         9   rules evaluated on 6, silent on 3 (waiting 1, agent 2)\n"))
         #expect(text.contains("  handoffs                  2   in 2 conversations: asked-for-human 1, threshold 1\n"))
-        #expect(text.contains("Rules by hits (4 of 5 fired)\n  opening           3  ██████████████████████████████\n"))
+        #expect(text.contains("Rules by hits (4 of 5 rules fired)\n  opening           3  ██████████████████████████████\n"))
         #expect(text.contains("Never fired (1):\n  never\n"))
         let colour = try report(knownTranscript) { ReportText($0, colour: true, conversations: false) }
         #expect(colour.contains("\u{1B}[1m") && !colour.contains("c-1  "))
+    }
+
+    /// The fallback is not a rule: the report counts rules as `usher check` does (3 here, not 4).
+    @Test func rulesAreCountedAsCheckCountsThem() throws {
+        let (r, _) = try replayText(knownTranscript, bot: try replayBot(replayOtherBotFiles))
+        #expect(r.summary.ruleCount == 3 && r.summary.ruleIDs.count == 4)
+        #expect(r.summary.rulesFiredText == "3 of 3 rules fired, and the fallback")
+        let dir = try replayScratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try replayWrite(Array(knownTranscript.utf8), "t.jsonl", in: dir)
+        for html in [true, false] {
+            let out = ReportOutput()
+            let runner = ReplayRunner(bot: try replayBot(replayOtherBotFiles), botPath: "o", transcripts: ["t.jsonl"])
+            if html {
+                var w = try ReportHTML(out, conversations: false)
+                _ = try runner.run([path], into: &w)
+            } else {
+                var w = ReportText(out, conversations: false)
+                _ = try runner.run([path], into: &w)
+            }
+            out.flush()
+            #expect(out.text.contains(html ? "<div class=\"v\">3/3</div><div class=\"l\">rules fired</div><div class=\"n\">0 never fired; the fallback answered</div>"
+                                           : "Rules by hits (3 of 3 rules fired, and the fallback)\n"))
+        }
     }
 
     @Test func textCutsLongMessagesOnOneLine() throws {
