@@ -16,6 +16,8 @@ struct Evaluation {
     var matcher: MessageMatcher
     var trace: [RuleTrace] = []
     var effects: [Effect] = []
+    /// The safety limit that dropped this decision's replies, if one did.
+    var limit: ReplyLimit?
 
     init(ruleSet: RuleSet, state: ConversationState, message: Message, now: Date, idle: TimeInterval,
          options: Engine.Options) {
@@ -110,6 +112,7 @@ struct Evaluation {
         let trace = options.trace ? self.trace : nil
         var decision = Decision(outcome: outcome, effects: effects, state: state, ruleSetVersion: version,
                                 trace: trace, events: events)
+        decision.limit = limit
         if matcher.outOfTime {
             decision.budgetExhausted = BudgetExhaustion(budget: ruleSet.bot.decisionBudget, rules: matcher.starvedRules)
         }

@@ -1,4 +1,5 @@
 public import Foundation
+import UsherYAML
 
 /// A validated `bot.yaml`.
 public struct BotConfig: Sendable {
@@ -12,10 +13,24 @@ public struct BotConfig: Sendable {
             queue: "general", notify: true)
     }
 
-    /// `loop_guard: {replies, within}`.
-    public struct LoopGuard: Sendable, Hashable {
+    /// `loop_guard: {replies, within, message}`.
+    public struct LoopGuard: Sendable, Hashable, CustomStringConvertible {
         public var replies: Int
         public var within: TimeInterval
+        /// The notice the customer sees when the guard hands off; `nil`: the bot's
+        /// `handoff.system_message`.
+        public var message: Template?
+
+        public init(replies: Int, within: TimeInterval, message: Template? = nil) {
+            self.replies = replies
+            self.within = within
+            self.message = message
+        }
+
+        /// `loop guard: 3 replies within 1m`.
+        public var description: String {
+            "loop guard: \(replies) repl\(replies == 1 ? "y" : "ies") within \(DurationText.format(within))"
+        }
     }
 
     public var id: String

@@ -123,7 +123,14 @@ struct BotFileParser {
                     .flatMap { reader.integer($0, "'replies'", in: 1...10_000) }
                 let within = reader.require(g["within"], "within", in: n, "'loop_guard'", example: "within: 1m")
                     .flatMap { reader.duration($0, "'within'") }
-                if let replies, let within { loopGuard = .init(replies: replies, within: within) } else { ok = false }
+                var message: Template?
+                if let m = g["message"] {
+                    message = reader.text(m, "'message'").flatMap {
+                        TemplateParser(reader: reader, captures: [], context: "the loop guard's message").parse($0, m)
+                    }
+                    if message == nil { ok = false }
+                }
+                if let replies, let within { loopGuard = .init(replies: replies, within: within, message: message) } else { ok = false }
             }
             if let n = l["decision_budget"] {
                 if let budget = parseDecisionBudget(n) { decisionBudget = budget } else { ok = false }

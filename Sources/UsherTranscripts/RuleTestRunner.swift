@@ -75,7 +75,9 @@ public enum RuleTestRunner {
         if let rules = e.rules, rules != decision.firedRules {
             out.append(.init(key: "rule", expected: list(rules), actual: firedDescription(decision)))
         }
-        if let m = mismatch("reply", e.replies, replies, none: "no reply") { out.append(m) }
+        // A safety limit that dropped the replies says so where the reply was expected.
+        let dropped = decision.limit.map { " (\($0) dropped the repl\($0.rules.count == 1 ? "y" : "ies"))" } ?? ""
+        if let m = mismatch("reply", e.replies, replies, none: "no reply" + dropped) { out.append(m) }
         if let m = mismatch("system", e.system, system, none: "no system notice") { out.append(m) }
         if let h = e.handoff {
             let ok = switch h {
@@ -89,7 +91,9 @@ public enum RuleTestRunner {
                 case .notHandedOff: "no handoff"
                 case let .reason(r): "handoff \(r)"
                 }
-                out.append(.init(key: "handoff", expected: expected, actual: handoff.map { "handoff \($0)" } ?? "no handoff"))
+                let cause = decision.limit.flatMap { $0.handedOff ? " (\($0))" : nil } ?? ""
+                let actual = handoff.map { "handoff \($0)" + cause }
+                out.append(.init(key: "handoff", expected: expected, actual: actual ?? "no handoff"))
             }
         }
         if let tags = e.tags, Set(tags) != Set(decision.state.tags) {

@@ -75,7 +75,16 @@ struct ExplainReport {
             let used = decision.outcome == .fallback
             out += "\(indent)\(used ? paint("✓", "32") : dim("·")) \("fallback".padding(width)) \(dim("              ")) \(used ? paint("used: no rule fired", "32") : dim("not used"))\n"
         }
+        if let limit = decision.limit { out += "\(indent)\(paint("✗", "33")) \(Self.describe(limit))\n" }
         return out
+    }
+
+    /// `loop guard: 3 replies within 1m: the reply of 'opening' was dropped; handed off (reason
+    /// loop-guard)`: a limit names itself, or the customer's missing answer is a mystery.
+    static func describe(_ limit: ReplyLimit) -> String {
+        let rules = limit.rules.map { "'\($0)'" }.joined(separator: ", ")
+        let dropped = "the repl\(limit.rules.count == 1 ? "y" : "ies") of \(rules) \(limit.rules.count == 1 ? "was" : "were") dropped"
+        return "\(limit): \(dropped); " + (limit.handedOff ? "handed off (reason \(limit.reason))" : "the conversation already waits for an agent")
     }
 
     private var ownerBefore: String {

@@ -36,6 +36,7 @@ let cliCases: [CLICase] = [
     CLICase(snapshot: "test-failing", args: ["test", "--bot", "bots/support", "Tests/UsherCLITests/Fixtures/failing-tests.yaml"], exit: 1),
     CLICase(snapshot: "test-failing-verbose", args: ["test", "--verbose", "--filter", "refund", "--bot", "bots/support", "Tests/UsherCLITests/Fixtures/failing-tests.yaml"], exit: 1),
     CLICase(snapshot: "test-malformed", args: ["test", "--bot", "bots/support", "Tests/UsherCLITests/Fixtures/broken-tests.yaml"], exit: 1),
+    CLICase(snapshot: "test-loop-guard", args: ["test", "Tests/UsherCLITests/Fixtures/loop-bot"], exit: 1),
     CLICase(snapshot: "test-bot-not-loaded", args: ["test", "Tests/UsherCLITests/Fixtures/broken-bot"], exit: 1),
     CLICase(snapshot: "test-usage-no-bot", args: ["test", "Tests/UsherCLITests/Fixtures/failing-tests.yaml"], exit: 64),
     CLICase(snapshot: "test-usage-missing-path", args: ["test", "bots/nope"], exit: 64),
