@@ -177,6 +177,14 @@ public enum RuleSetLoader {
         return path
     }
 
+    /// The id a bot's bot.yaml gives (`bot: support`), read without loading the rules; `nil`
+    /// when the file cannot be read or names no valid id (`usher check` says why).
+    public static func botID(at path: String) -> String? {
+        guard let root = YAMLLoader.loadFile(path: botFilePath(path)).0?.root,
+              let id = root["bot"]?.scalar, BotFileParser.isValidID(id) else { return nil }
+        return id
+    }
+
     /// Whether a YAML file is a bot file (its top level has `bot:`) rather than a rule file.
     public static func isBotFile(_ path: String) -> Bool {
         if (path as NSString).lastPathComponent == "bot.yaml" { return true }
