@@ -16,6 +16,9 @@ public final class ReplayRunner {
     /// How the replay treats the recording, and what reports are told first.
     public let options: ReplayOptions
     public let header: ReplayHeader
+    /// The times given to `turns` conversations: `options.timeline`, or the default one
+    /// starting Monday 2026-11-30 10:00 in the bot's time zone.
+    public let timeline: TranscriptReader.Timeline
     private let bots: [RuleSet]
 
     /// The bot's numbers so far, the other bot's (`--against`), and their differences.
@@ -64,10 +67,11 @@ public final class ReplayRunner {
     public init(bot: RuleSet, botPath: String = "", against: RuleSet? = nil, againstPath: String = "",
                 transcripts: [String] = [], options: ReplayOptions = .init()) {
         self.options = options
+        timeline = options.timeline ?? .init(start: TranscriptReader.Timeline.defaultStart(in: bot.bot.timeZone))
         bots = [bot] + (against.map { [$0] } ?? [])
         header = ReplayHeader(bot: ReplayBotInfo(ruleSet: bot, path: botPath),
                               against: against.map { ReplayBotInfo(ruleSet: $0, path: againstPath) },
-                              transcripts: transcripts, options: options)
+                              transcripts: transcripts, options: options, timeline: timeline)
         summary = ReplaySummary(ruleSet: bot)
         againstSummary = against.map { ReplaySummary(ruleSet: $0) }
         diff = against == nil ? nil : ReplayDiff()
@@ -227,7 +231,7 @@ public final class ReplayRunner {
         var conversationIndex = 0
         var reported = 0
         for (fileIndex, path) in paths.enumerated() {
-            let reader = try TranscriptReader(path: path, timeline: options.timeline, firstConversationIndex: conversationIndex)
+            let reader = try TranscriptReader(path: path, timeline: timeline, firstConversationIndex: conversationIndex)
             var sinceProgress = 0
             while true {
                 do {

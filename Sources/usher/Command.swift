@@ -68,7 +68,8 @@ enum CLI {
             Terminal.err("usher \(command.name): \(error.message)\n")
             return error.status
         } catch {
-            Terminal.err("usher \(command.name): \(error.message)\n\n\(command.help)")
+            // One line: the whole help would push the mistake off the screen.
+            Terminal.err("usher \(command.name): \(error.message) (see usher \(command.name) --help)\n")
             return .usage
         }
     }

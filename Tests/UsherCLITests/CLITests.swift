@@ -45,6 +45,9 @@ let cliCases: [CLICase] = [
     CLICase(snapshot: "replay-takeover-json", args: ["replay", "bots/support", "bots/support/transcripts/takeover.jsonl", "--format", "json"], exit: 0),
     CLICase(snapshot: "replay-cucom-ignore-agents", args: ["replay", "bots/support", "bots/support/transcripts/cucom-300.jsonl.gz", "--ignore-agents", "--summary-only"], exit: 0),
     CLICase(snapshot: "replay-against-tienda", args: ["replay", "bots/support", "bots/support/transcripts/takeover.jsonl", "--against", "bots/tienda", "--summary-only"], exit: 0),
+    CLICase(snapshot: "replay-turns-in-the-bots-zone", args: ["replay", "bots/tienda", "Tests/UsherCLITests/Fixtures/turns.jsonl"], exit: 0),
+    CLICase(snapshot: "replay-start-without-offset", args: ["replay", "bots/support", "Tests/UsherCLITests/Fixtures/turns.jsonl", "--start", "2026-11-30T08:59"], exit: 0),
+    CLICase(snapshot: "replay-usage-bad-option", args: ["replay", "bots/support", "Tests/UsherCLITests/Fixtures/turns.jsonl", "--strat", "2026-11-30T08:59"], exit: 64),
     CLICase(snapshot: "replay-bad-data", args: ["replay", "bots/support", "bots/support/bot.yaml"], exit: 65),
     CLICase(snapshot: "replay-usage-no-transcript", args: ["replay", "bots/support"], exit: 64),
 ]

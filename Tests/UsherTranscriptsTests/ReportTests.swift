@@ -38,7 +38,7 @@ struct ReportTests {
         #expect(Set(bot.keys) == ["id", "name", "path", "rule_set_version", "rules", "fallback"])
         #expect(bot["id"] as? String == "r" && bot["rules"] as? Int == 5)
         let options = try #require(root["options"] as? [String: Any])
-        #expect(options["agents"] as? String == "takeover" && options["turns_start"] as? String == "2026-11-30T02:00:00Z")
+        #expect(options["agents"] as? String == "takeover" && options["turns_start"] as? String == "2026-11-30T10:00:00Z")
 
         let conversations = try #require(root["conversations"] as? [[String: Any]])
         #expect(conversations.map { $0["id"] as? String } == ["c-1", "c-2", "c-3"])
