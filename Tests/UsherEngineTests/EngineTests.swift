@@ -216,6 +216,25 @@ struct EngineTests {
         for _ in 0..<10 { #expect(slow.customer("x").replies == ["ok"]); slow.wait(30) }
     }
 
+    /// Why an `any` did not hold, without a double negative ("none of: no tag of …").
+    @Test func anAnyThatFailsSaysWhyEachAlternativeFails() throws {
+        var d = try Driver("""
+        version: 1
+        rules:
+          - id: two
+            when: {any: [{tags: [has-order]}, {keywords: [order]}]}
+            then: [reply: "ok"]
+          - id: three
+            when: {any: [{tags: [vip, gold]}, {customer_messages: 5}, {keywords: [order]}]}
+            then: [reply: "ok"]
+        """)
+        let trace = d.customer("hello").trace ?? []
+        #expect(trace.map(\.verdict) == [
+            .notMatched("when: both alternatives fail: tag 'has-order' is not set; no keyword of ['order']"),
+            .notMatched("when: all 3 alternatives fail: none of the tags [vip, gold] is set; customer_messages is 1, needs exactly 5; no keyword of ['order']"),
+        ])
+    }
+
     @Test func loopGuardNoticeIsConfigurable() throws {
         var d = try Driver("version: 1\nrules:\n  - id: echo\n    then: [reply: ok]\n",
                            bot: "limits:\n  loop_guard: {replies: 1, within: 1m, message: \"Hold on, {{customer.name}}: a person will answer.\"}\n")

@@ -557,6 +557,18 @@ let brokenCases: [BrokenCase] = [
     """#, expected: [
         #"b/bot.yaml:6:14: error: [invalid-time] '9am-6pm' is not a time window; write it as "HH:MM-HH:MM" (24-hour clock), like "09:00-18:00""#,
     ]),
+    BrokenCase(name: "time windows in the right shape but wrong", rules: okRule, bot: #"""
+    bot: test
+    rules: [rules.yaml]
+    schedules:
+      business_hours:
+        mon-fri: ["09:00-18:60", "25:00-26:00", "10:00-10:00", "24:00-06:00"]
+    """#, expected: [
+        #"b/bot.yaml:5:15: error: [invalid-time] '18:60' in '09:00-18:60' is not a time of day; hours go from 00 to 24 (24:00 only as an end), minutes from 00 to 59"#,
+        #"b/bot.yaml:5:30: error: [invalid-time] '25:00' in '25:00-26:00' is not a time of day; hours go from 00 to 23, minutes from 00 to 59"#,
+        #"b/bot.yaml:5:45: error: [invalid-time] '10:00-10:00' starts and ends at the same time, so it is empty; write the hours it is open, like "09:00-18:00""#,
+        #"b/bot.yaml:5:60: error: [invalid-time] '24:00-06:00' starts at 24:00, which is the end of a day; start at 00:00"#,
+    ]),
     BrokenCase(name: "misspelt weekday range", rules: okRule, bot: #"""
     bot: test
     rules: [rules.yaml]
