@@ -55,7 +55,7 @@ struct BotFileParser {
             if let tz = TimeZone(identifier: s), s.contains("/") || s == "UTC" || s == "GMT" {
                 timeZone = tz
             } else {
-                reader.error("unknown-timezone", "unknown time zone '\(s)'" + (Self.nearestTimeZone(to: s).map { "; did you mean '\($0)'?" }
+                reader.error("unknown-timezone", "unknown time zone '\(s)'" + (BotConfig.nearestTimeZone(to: s).map { "; did you mean '\($0)'?" }
                     ?? "; use an IANA name like 'Asia/Shanghai' or 'Europe/Madrid'"), at: node)
                 ok = false
             }
@@ -179,25 +179,6 @@ struct BotFileParser {
             return nil
         }
         return budget
-    }
-
-    /// The zone a wrong `timezone:` most likely means: the one whose city it names ('London',
-    /// 'new york'), whatever the case, or the nearest by spelling, of the whole name
-    /// ('Asia/Shangai') or of the city ('Londn'). Abbreviations ('CST') are not guessed: each
-    /// stands for several zones.
-    static func nearestTimeZone(to text: String) -> String? {
-        func key(_ s: some StringProtocol) -> String { s.lowercased().replacingOccurrences(of: " ", with: "_") }
-        let zones = TimeZone.knownTimeZoneIdentifiers.filter { $0.contains("/") }
-        // City → its zone; where two zones share a city the shorter name (the canonical one).
-        var byCity: [String: String] = [:]
-        for zone in zones {
-            let city = key(zone.split(separator: "/").last!)
-            if byCity[city].map({ zone.count < $0.count }) ?? true { byCity[city] = zone }
-        }
-        let wanted = key(text)
-        if let zone = zones.first(where: { key($0) == wanted }) ?? byCity[wanted] { return zone }
-        if let zone = Suggestion.closest(to: text, in: zones) { return zone }
-        return Suggestion.closest(to: wanted, in: byCity.keys.sorted()).flatMap { byCity[$0] }
     }
 
     /// Lowercase letters, digits and '-' (and '_' for rule and list names), starting with a

@@ -10,8 +10,8 @@ protocol Command {
 
 enum CLI {
     static let version = "0.1.0"
-    static var commands: [any Command.Type] { [CheckCommand.self, TestCommand.self, ExplainCommand.self, ReplayCommand.self, RunCommand.self,
-                                                SendCommand.self, ChatCommand.self, InboxCommand.self, SchemaCommand.self] }
+    static var commands: [any Command.Type] { [NewCommand.self, CheckCommand.self, TestCommand.self, ExplainCommand.self, ReplayCommand.self,
+                                                RunCommand.self, SendCommand.self, ChatCommand.self, InboxCommand.self, SchemaCommand.self] }
 
     static var help: String {
         var s = """
