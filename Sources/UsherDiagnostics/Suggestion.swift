@@ -18,6 +18,13 @@ public enum Suggestion {
         closest(to: word, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
     }
 
+    /// `; did you mean 'x'?`, or else `; ` and `otherwise` (what the values look like). Not
+    /// both: someone who wrote `mon-fir` knows what a range of days looks like, and the
+    /// suggestion alone is the fix.
+    public static func hint(for word: String, in candidates: some Sequence<String>, otherwise: String) -> String {
+        closest(to: word, in: candidates).map { "; did you mean '\($0)'?" } ?? "; " + otherwise
+    }
+
     /// Damerau–Levenshtein (optimal string alignment) distance.
     static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
         if a.isEmpty { return b.count }

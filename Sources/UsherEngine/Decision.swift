@@ -30,6 +30,9 @@ public struct Decision: Sendable {
     public var events: [EngineEvent]
     /// Set when the decision spent its time budget (`limits.decision_budget`) before it was done.
     public var budgetExhausted: BudgetExhaustion?
+    /// Set when a safety limit of bot.yaml (`limits.loop_guard`, `limits.max_bot_replies`)
+    /// dropped this decision's replies.
+    public var limit: ReplyLimit?
 
     public init(outcome: Outcome, effects: [Effect], state: ConversationState, ruleSetVersion: String,
                 trace: [RuleTrace]? = nil, events: [EngineEvent] = []) {
@@ -103,6 +106,46 @@ public struct BudgetExhaustion: Sendable, Hashable {
         let ms = Double(budget.components.seconds) * 1000 + Double(budget.components.attoseconds) / 1e15
         if ms >= 1000, ms.truncatingRemainder(dividingBy: 1000) == 0 { return "\(Int(ms / 1000))s" }
         return ms == ms.rounded() ? "\(Int(ms))ms" : "\(ms)ms"
+    }
+}
+
+/// A safety limit of bot.yaml that dropped a decision's replies: the conversation was handed
+/// off instead (the handoff's reason is `reason`), or, already waiting, the replies were dropped.
+public struct ReplyLimit: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// `limits.max_bot_replies`: at most this many replies a session.
+        case maxBotReplies(Int)
+        /// `limits.loop_guard`: at most `replies` replies within `within` seconds.
+        case loopGuard(BotConfig.LoopGuard)
+    }
+
+    public var kind: Kind
+    /// The rules whose replies were dropped, in the order they fired.
+    public var rules: [String]
+    /// Whether the limit handed the conversation off (it was the bot's); else it was already
+    /// waiting for an agent.
+    public var handedOff: Bool
+
+    public init(kind: Kind, rules: [String], handedOff: Bool) {
+        self.kind = kind
+        self.rules = rules
+        self.handedOff = handedOff
+    }
+
+    /// The handoff reason the limit gives: `loop-guard`, `max-bot-replies`.
+    public var reason: String {
+        switch kind {
+        case .maxBotReplies: "max-bot-replies"
+        case .loopGuard: "loop-guard"
+        }
+    }
+
+    /// `loop guard: 3 replies within 1m`, `max_bot_replies: 20 replies a session`.
+    public var description: String {
+        switch kind {
+        case let .maxBotReplies(n): "max_bot_replies: \(n) repl\(n == 1 ? "y" : "ies") a session"
+        case let .loopGuard(g): g.description
+        }
     }
 }
 

@@ -88,9 +88,9 @@ extension Evaluation {
         for e in effects { if case .reply = e { replies += 1 } }
         guard replies > 0 else { return }
         let before = state.botReplies - replies
-        var reason: String?
+        var kind: ReplyLimit.Kind?
         if let max = ruleSet.bot.maxBotReplies, before + replies > max {
-            reason = "max-bot-replies"
+            kind = .maxBotReplies(max)
         }
         if let g = ruleSet.bot.loopGuard {
             // Keep only the replies inside the window (at most one more than allowed), so the
@@ -98,13 +98,13 @@ extension Evaluation {
             let expired = state.recentReplies.firstIndex { now.timeIntervalSince($0) < g.within } ?? state.recentReplies.count
             if expired > 0 { state.recentReplies.removeFirst(expired) }
             if state.recentReplies.count > g.replies + 1 { state.recentReplies.removeFirst(state.recentReplies.count - g.replies - 1) }
-            if reason == nil, state.recentReplies.count > g.replies { reason = "loop-guard" }
+            if kind == nil, state.recentReplies.count > g.replies { kind = .loopGuard(g) }
         } else if !state.recentReplies.isEmpty {
             state.recentReplies.removeAll()
         }
-        guard let reason else { return }
-        var silenced = Set<String>()
-        for e in effects { if case let .reply(_, rule) = e { silenced.insert(rule) } }
+        guard let kind else { return }
+        var silenced: [String] = []
+        for e in effects { if case let .reply(_, rule) = e, !silenced.contains(rule) { silenced.append(rule) } }
         state.marks = state.marks.compactMap { mark in
             guard silenced.contains(mark.rule) else { return mark }
             return marksBefore.first { $0.rule == mark.rule }
@@ -112,9 +112,12 @@ extension Evaluation {
         effects.removeAll { if case .reply = $0 { true } else { false } }
         state.botReplies = before
         state.recentReplies.removeLast(min(replies, state.recentReplies.count))
-        if state.owner == .bot {
-            handOff(reason: reason, queue: nil, priority: nil,
-                    message: render(ruleSet.bot.handoff.systemMessage, [:]), rule: reason)
+        let hit = ReplyLimit(kind: kind, rules: silenced, handedOff: state.owner == .bot)
+        limit = hit
+        if hit.handedOff {
+            var notice = ruleSet.bot.handoff.systemMessage
+            if case let .loopGuard(g) = kind, let own = g.message { notice = own }
+            handOff(reason: hit.reason, queue: nil, priority: nil, message: render(notice, [:]), rule: hit.reason)
         }
     }
 }

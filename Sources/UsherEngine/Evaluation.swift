@@ -16,6 +16,8 @@ struct Evaluation {
     var matcher: MessageMatcher
     var trace: [RuleTrace] = []
     var effects: [Effect] = []
+    /// The safety limit that dropped this decision's replies, if one did.
+    var limit: ReplyLimit?
 
     init(ruleSet: RuleSet, state: ConversationState, message: Message, now: Date, idle: TimeInterval,
          options: Engine.Options) {
@@ -110,6 +112,7 @@ struct Evaluation {
         let trace = options.trace ? self.trace : nil
         var decision = Decision(outcome: outcome, effects: effects, state: state, ruleSetVersion: version,
                                 trace: trace, events: events)
+        decision.limit = limit
         if matcher.outOfTime {
             decision.budgetExhausted = BudgetExhaustion(budget: ruleSet.bot.decisionBudget, rules: matcher.starvedRules)
         }
@@ -193,7 +196,9 @@ struct Evaluation {
             let name = i >= 0 && i < ruleSet.bot.schedules.count ? ruleSet.bot.schedules[i].name : "?"
             return inside ? "outside \(name) at \(localTime())" : "during \(name) at \(localTime())"
         case let .tags(any, all, none):
-            if !any.isEmpty, !any.contains(where: state.hasTag) { return "no tag of [\(any.joined(separator: ", "))]" }
+            if !any.isEmpty, !any.contains(where: state.hasTag) {
+                return any.count == 1 ? "tag '\(any[0])' is not set" : "none of the tags [\(any.joined(separator: ", "))] is set"
+            }
             if let m = all.first(where: { !state.hasTag($0) }) { return "tag '\(m)' is missing" }
             if let p = none.first(where: state.hasTag) { return "tag '\(p)' is present" }
             return "tags"
@@ -203,7 +208,9 @@ struct Evaluation {
             for p in parts where !holds(p, rule, &ignored) { return explain(p, rule) }
             return "all"
         case let .any(parts):
-            return "none of: " + parts.map { explain($0, rule) }.joined(separator: "; ")
+            // Each part says why it fails; "none of: no tag of …" would be a double negative.
+            return (parts.count == 2 ? "both alternatives fail: " : "all \(parts.count) alternatives fail: ")
+                + parts.map { explain($0, rule) }.joined(separator: "; ")
         case let .not(inner):
             return "not: " + describeHolding(inner, rule)
         }

@@ -1,4 +1,6 @@
 public import Foundation
+import UsherYAML
+import UsherDiagnostics
 
 /// A validated `bot.yaml`.
 public struct BotConfig: Sendable {
@@ -12,10 +14,24 @@ public struct BotConfig: Sendable {
             queue: "general", notify: true)
     }
 
-    /// `loop_guard: {replies, within}`.
-    public struct LoopGuard: Sendable, Hashable {
+    /// `loop_guard: {replies, within, message}`.
+    public struct LoopGuard: Sendable, Hashable, CustomStringConvertible {
         public var replies: Int
         public var within: TimeInterval
+        /// The notice the customer sees when the guard hands off; `nil`: the bot's
+        /// `handoff.system_message`.
+        public var message: Template?
+
+        public init(replies: Int, within: TimeInterval, message: Template? = nil) {
+            self.replies = replies
+            self.within = within
+            self.message = message
+        }
+
+        /// `loop guard: 3 replies within 1m`.
+        public var description: String {
+            "loop guard: \(replies) repl\(replies == 1 ? "y" : "ies") within \(DurationText.format(within))"
+        }
     }
 
     public var id: String
@@ -67,5 +83,28 @@ public struct BotConfig: Sendable {
 
     public func scheduleIndex(named name: String) -> Int? {
         schedules.firstIndex { $0.name == name }
+    }
+
+    /// Whether `id` can be a bot's id: lowercase letters, digits and '-', starting with a
+    /// letter or digit (`support`, `shop-es`).
+    public static func isValidID(_ id: String) -> Bool { BotFileParser.isValidID(id) }
+
+    /// The zone a wrong `timezone:` most likely means: the one whose city it names ('London',
+    /// 'new york'), whatever the case, or the nearest by spelling, of the whole name
+    /// ('Asia/Shangai') or of the city ('Londn'). Abbreviations ('CST') are not guessed: each
+    /// stands for several zones.
+    public static func nearestTimeZone(to text: String) -> String? {
+        func key(_ s: some StringProtocol) -> String { s.lowercased().replacingOccurrences(of: " ", with: "_") }
+        let zones = TimeZone.knownTimeZoneIdentifiers.filter { $0.contains("/") }
+        // City → its zone; where two zones share a city the shorter name (the canonical one).
+        var byCity: [String: String] = [:]
+        for zone in zones {
+            let city = key(zone.split(separator: "/").last!)
+            if byCity[city].map({ zone.count < $0.count }) ?? true { byCity[city] = zone }
+        }
+        let wanted = key(text)
+        if let zone = zones.first(where: { key($0) == wanted }) ?? byCity[wanted] { return zone }
+        if let zone = Suggestion.closest(to: text, in: zones) { return zone }
+        return Suggestion.closest(to: wanted, in: byCity.keys.sorted()).flatMap { byCity[$0] }
     }
 }

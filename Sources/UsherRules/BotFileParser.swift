@@ -17,8 +17,21 @@ struct BotFileParser {
     let reader: NodeReader
     let files: RuleSetLoader.Files
 
-    /// Parses the bot file. Rule file patterns that match nothing are reported here.
-    func parse() -> BotConfig? {
+    /// What the bot file gave.
+    struct Parsed {
+        /// The bot; with a mistake in bot.yaml, what could be read of it (its rule files
+        /// above all), so that the rule files are still checked in the same run.
+        var bot: BotConfig
+        /// Whether bot.yaml has no error: the bot may run.
+        var valid: Bool
+        /// Every schedule bot.yaml names, those with errors too: a rule that uses one of them
+        /// is not also told the schedule does not exist.
+        var scheduleNames: [String]
+    }
+
+    /// Parses the bot file; `nil` when it is not a mapping at all. Rule file patterns that
+    /// match nothing are reported here.
+    func parse() -> Parsed? {
         let path = reader.file
         guard let root = reader.document.root else { return nil }
         guard let m = reader.mapping(root, "the bot file", allowed: Self.keys) else { return nil }
@@ -42,7 +55,8 @@ struct BotFileParser {
             if let tz = TimeZone(identifier: s), s.contains("/") || s == "UTC" || s == "GMT" {
                 timeZone = tz
             } else {
-                reader.error("unknown-timezone", "unknown time zone '\(s)'\(Suggestion.hint(for: s, in: TimeZone.knownTimeZoneIdentifiers)); use an IANA name like 'Asia/Shanghai' or 'Europe/Madrid'", at: node)
+                reader.error("unknown-timezone", "unknown time zone '\(s)'" + (BotConfig.nearestTimeZone(to: s).map { "; did you mean '\($0)'?" }
+                    ?? "; use an IANA name like 'Asia/Shanghai' or 'Europe/Madrid'"), at: node)
                 ok = false
             }
         }
@@ -109,7 +123,14 @@ struct BotFileParser {
                     .flatMap { reader.integer($0, "'replies'", in: 1...10_000) }
                 let within = reader.require(g["within"], "within", in: n, "'loop_guard'", example: "within: 1m")
                     .flatMap { reader.duration($0, "'within'") }
-                if let replies, let within { loopGuard = .init(replies: replies, within: within) } else { ok = false }
+                var message: Template?
+                if let m = g["message"] {
+                    message = reader.text(m, "'message'").flatMap {
+                        TemplateParser(reader: reader, captures: [], context: "the loop guard's message").parse($0, m)
+                    }
+                    if message == nil { ok = false }
+                }
+                if let replies, let within { loopGuard = .init(replies: replies, within: within, message: message) } else { ok = false }
             }
             if let n = l["decision_budget"] {
                 if let budget = parseDecisionBudget(n) { decisionBudget = budget } else { ok = false }
@@ -132,13 +153,13 @@ struct BotFileParser {
             if let items = reader.texts(node, "'channels'") { channels = items.map { Glob($0.0) } } else { ok = false }
         }
 
-        guard ok else { return nil }
         var bot = BotConfig(id: id, name: name, senderId: senderId, timeZone: timeZone, ruleFiles: ruleFiles,
                             schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,
                             loopGuard: loopGuard, handoff: handoff, path: path)
         bot.channels = channels
         bot.decisionBudget = decisionBudget
-        return bot
+        let scheduleNames = m["schedules"]?.mapping?.compactMap(\.key.scalar) ?? []
+        return Parsed(bot: bot, valid: ok, scheduleNames: scheduleNames)
     }
 
     /// `decision_budget: 10ms` (or `2s`): a whole number of milliseconds or seconds, within

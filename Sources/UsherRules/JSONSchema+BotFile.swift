@@ -113,7 +113,7 @@ extension JSONSchema {
         ],
     ]
 
-    /// `loop_guard: {replies, within}`.
+    /// `loop_guard: {replies, within, message}`.
     package static let botLoopGuard: JSONSchema = [
         "type": "object",
         "description": "Hand off when the bot would send more than `replies` replies within `within`, for example when another bot is talking to it.",
@@ -129,6 +129,11 @@ extension JSONSchema {
             "within": [
                 "description": .string("The length of the window. " + durationHelp),
                 "allOf": [reference("duration")],
+            ],
+            "message": [
+                "type": "string",
+                "description": "The system notice the customer sees when the loop guard hands off (templates like {{customer.name}} work). Default: handoff.system_message.",
+                "examples": ["Let me get a person to help you with this."],
             ],
         ],
     ]

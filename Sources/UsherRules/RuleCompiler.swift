@@ -104,7 +104,8 @@ final class RuleCompiler {
     }
 
     private func compileRule(_ reader: NodeReader, _ node: YAMLNode) {
-        guard let m = reader.mapping(node, "a rule", allowed: Self.ruleKeys) else { return }
+        guard let m = reader.mapping(node, "a rule", allowed: Self.ruleKeys,
+                                     explain: { Self.misplaced($0, in: node, reader) }) else { return }
         guard let idNode = reader.require(m["id"], "id", in: node, "this rule", example: "id: refund"),
               let id = reader.text(idNode, "'id'") else { return }
         var ok = true
@@ -164,6 +165,36 @@ final class RuleCompiler {
                           cooldown: cooldown, enabled: enabled, whileWaiting: whileWaiting, when: when,
                           unless: unless, actions: actions, captureNames: captures,
                           location: idNode.location, declarationOrder: rules.count))
+    }
+
+    /// The message for a condition or an action written at the level of the rule (`keywords:`
+    /// beside `when:`, or a misspelt `keywrods:`): what it is, where it belongs, and the line
+    /// as it should be. `nil` for a key that is none of these (or a misspelt rule option).
+    static func misplaced(_ pair: YAMLPair, in rule: YAMLNode, _ reader: NodeReader) -> String? {
+        guard let key = pair.key.scalar else { return nil }
+        let found: (name: String, what: String, section: String)
+        if ConditionKind.byKey[key] != nil {
+            found = (key, "a condition", "when")
+        } else if ActionKind.byKey[key] != nil {
+            found = (key, "an action", "then")
+        } else if Suggestion.closest(to: key, in: ruleKeys) != nil {
+            return nil
+        } else if let name = Suggestion.closest(to: key, in: ConditionKind.keys) {
+            found = (name, "a condition", "when")
+        } else if let name = Suggestion.closest(to: key, in: ActionKind.keys) {
+            found = (name, "an action", "then")
+        } else {
+            return nil
+        }
+        let (name, what, section) = found
+        let head = name == key ? "'\(key)' is \(what), not a rule option: it belongs under '\(section):'"
+            : "unknown key '\(key)' in a rule; if it is \(what == "a condition" ? "the condition" : "the action") '\(name)', it belongs under '\(section):'"
+        let entry = reader.written(pair.value).map { "\(name): \($0)" }
+        if let existing = rule.mapping?.first(where: { $0.key.scalar == section }) {
+            return "\(head); move it into the rule's '\(section):' on line \(existing.key.location.line)" + (entry.map { " as '\($0)'" } ?? "")
+        }
+        guard let entry else { return "\(head); write '\(section):' on a line of its own and indent '\(name):' under it" }
+        return "\(head); write '\(section == "when" ? "when: {\(entry)}" : "then: [\(entry)]")'"
     }
 
     /// A `handoff` without a reason takes the rule's id.
@@ -234,7 +265,7 @@ final class RuleCompiler {
             guard let index = names.firstIndex(of: name) else {
                 let known = names.isEmpty ? "the bot file defines no schedules; add one under 'schedules:' in bot.yaml"
                     : "schedules in the bot file: \(names.joined(separator: ", "))"
-                reader.error("unknown-schedule", "unknown schedule '\(name)'\(Suggestion.hint(for: name, in: names)); \(known)", at: v)
+                reader.error("unknown-schedule", "unknown schedule '\(name)'" + Suggestion.hint(for: name, in: names, otherwise: known), at: v)
                 return nil
             }
             return .schedule(index, inside: inside)
@@ -333,6 +364,7 @@ final class RuleCompiler {
     }
 
     private func compilePattern(_ reader: NodeReader, _ source: String, _ node: YAMLNode) -> Int? {
+        warnIfEscapesWereEaten(reader, source, node)
         if let id = patternIDs[source] { return id }
         do {
             let p = try Pattern(source, limits: patternLimits)
@@ -352,6 +384,38 @@ final class RuleCompiler {
             return nil
         }
     }
+
+    /// Inside double quotes YAML reads `\b` as a backspace (and `\t`, `\e`, `\0`, … as control
+    /// characters) before the regex sees it: `"\brefund\b"` becomes a pattern that never
+    /// matches, and nothing else would say so. Warns at the first such character and shows the
+    /// single-quoted form, where a backslash is the regex's own.
+    private func warnIfEscapesWereEaten(_ reader: NodeReader, _ source: String, _ node: YAMLNode) {
+        let scalars = source.unicodeScalars
+        guard node.scalarStyle == .doubleQuoted, let first = scalars.firstIndex(where: Self.isControl) else { return }
+        func escape(_ c: Unicode.Scalar) -> String {
+            Self.controlEscapes[c.value].map { "\\" + $0.letter }
+                ?? "\\x" + (c.value < 0x10 ? "0" : "") + String(c.value, radix: 16, uppercase: true)
+        }
+        var fixed = ""
+        for c in scalars { if Self.isControl(c) { fixed += escape(c) } else { fixed.unicodeScalars.append(c) } }
+        let bad = scalars[first]
+        reader.report(.warning(
+            "regex-in-double-quotes",
+            "inside double quotes YAML turned '\(escape(bad))' into \(Self.controlEscapes[bad.value]?.name ?? "a control character") before the regex saw it; "
+                + "write the regex in single quotes: '\(fixed.replacingOccurrences(of: "'", with: "''"))'",
+            at: reader.location(ofOffset: scalars.distance(from: scalars.startIndex, to: first), in: node)))
+    }
+
+    private static func isControl(_ c: Unicode.Scalar) -> Bool { c.value < 0x20 || c.value == 0x7F }
+
+    /// The YAML escapes that give control characters, by the character: the letter after the
+    /// backslash, and what the regex gets instead of what was meant.
+    private static let controlEscapes: [UInt32: (letter: String, name: String)] = [
+        0x00: ("0", "a NUL character"), 0x07: ("a", "a bell character"),
+        0x08: ("b", "a backspace (not a word boundary)"), 0x09: ("t", "a tab"), 0x0A: ("n", "a line break"),
+        0x0B: ("v", "a vertical tab"), 0x0C: ("f", "a form feed"), 0x0D: ("r", "a carriage return"),
+        0x1B: ("e", "an escape character"),
+    ]
 
     /// `{any, all, none}` (the keys of `allowed`, in that order), or a list or single item as `any`.
     private func anyAllNone(_ reader: NodeReader, _ v: YAMLNode, _ what: String, allowed: [String])
@@ -505,7 +569,7 @@ final class RuleCompiler {
             if let n = m["queue"] { if let s = reader.text(n, "'queue'") { h.queue = s } else { ok = false } }
             if let n = m["priority"], let s = reader.text(n, "'priority'") {
                 if let p = HandoffPriority(rawValue: s) { h.priority = p } else {
-                    reader.error("invalid-value", "unknown handoff priority '\(s)'\(Suggestion.hint(for: s, in: HandoffPriority.allCases.map(\.rawValue))); use low, normal, high or urgent", at: n)
+                    reader.error("invalid-value", "unknown handoff priority '\(s)'" + Suggestion.hint(for: s, in: HandoffPriority.allCases.map(\.rawValue), otherwise: "use low, normal, high or urgent"), at: n)
                     ok = false
                 }
             }

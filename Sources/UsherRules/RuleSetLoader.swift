@@ -49,10 +49,13 @@ public enum RuleSetLoader {
         var run = Run(files: files, options: options)
         guard let doc = run.read(botPath, bot: true) else { return run.result(nil) }
         let reader = NodeReader(document: doc)
-        let bot = BotFileParser(reader: reader, files: files).parse()
+        let parsed = BotFileParser(reader: reader, files: files).parse()
         run.diagnostics += reader.diagnostics
-        guard let bot else { return run.result(nil) }
-        return run.compile(bot: bot, scheduleNames: bot.schedules.map(\.name))
+        guard let parsed else { return run.result(nil) }
+        // A mistake in bot.yaml (a time zone, a schedule) must not hide those of the rule
+        // files: they are compiled all the same, and the errors keep the bot from loading.
+        let result = run.compile(bot: parsed.bot, scheduleNames: parsed.scheduleNames)
+        return parsed.valid ? result : run.result(nil)
     }
 
     /// Where files come from.
@@ -172,6 +175,14 @@ public enum RuleSetLoader {
             return (path.hasSuffix("/") ? String(path.dropLast()) : path) + "/bot.yaml"
         }
         return path
+    }
+
+    /// The id a bot's bot.yaml gives (`bot: support`), read without loading the rules; `nil`
+    /// when the file cannot be read or names no valid id (`usher check` says why).
+    public static func botID(at path: String) -> String? {
+        guard let root = YAMLLoader.loadFile(path: botFilePath(path)).0?.root,
+              let id = root["bot"]?.scalar, BotFileParser.isValidID(id) else { return nil }
+        return id
     }
 
     /// Whether a YAML file is a bot file (its top level has `bot:`) rather than a rule file.

@@ -28,7 +28,7 @@ struct ScheduleParser {
                 continue
             }
             guard let days = Self.parseDays(key) else {
-                reader.error("invalid-day", "'\(key)' is not a day or range of days\(Suggestion.hint(for: key, in: dayKeys + ["except"])); use mon, tue, wed, thu, fri, sat, sun, a range like mon-fri, daily, or except", at: pair.key)
+                reader.error("invalid-day", "'\(key)' is not a day or range of days" + Suggestion.hint(for: key, in: dayKeys + ["except"], otherwise: "use mon, tue, wed, thu, fri, sat, sun, a range like mon-fri, daily, or except"), at: pair.key)
                 ok = false
                 continue
             }
@@ -36,7 +36,7 @@ struct ScheduleParser {
             for (text, itemNode) in items {
                 if text == "closed" { continue }
                 guard let w = Self.parseWindow(text) else {
-                    reader.error("invalid-time", "'\(text)' is not a time window; write it as \"HH:MM-HH:MM\" (24-hour clock), like \"09:00-18:00\"", at: itemNode)
+                    reader.error("invalid-time", Self.windowProblem(text), at: itemNode)
                     ok = false
                     continue
                 }
@@ -61,6 +61,24 @@ struct ScheduleParser {
         var d = a
         while d != b { d = (d + 1) % 7; out.append(d) }
         return out
+    }
+
+    /// What is wrong with a window that does not parse. One written as HH:MM-HH:MM is told
+    /// which time is wrong, not shown the format it already has.
+    static func windowProblem(_ s: String) -> String {
+        let parts = s.replacingOccurrences(of: " ", with: "").split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+        let shaped = parts.count == 2 && parts.allSatisfy { $0.wholeMatch(of: /\d{1,2}:\d{2}/) != nil }
+        guard shaped else {
+            return "'\(s)' is not a time window; write it as \"HH:MM-HH:MM\" (24-hour clock), like \"09:00-18:00\""
+        }
+        if parseTime(parts[0], allow24: false) == nil {
+            return parts[0].hasPrefix("24") ? "'\(s)' starts at 24:00, which is the end of a day; start at 00:00"
+                : "'\(parts[0])' in '\(s)' is not a time of day; hours go from 00 to 23, minutes from 00 to 59"
+        }
+        if parseTime(parts[1], allow24: true) == nil {
+            return "'\(parts[1])' in '\(s)' is not a time of day; hours go from 00 to 24 (24:00 only as an end), minutes from 00 to 59"
+        }
+        return "'\(s)' starts and ends at the same time, so it is empty; write the hours it is open, like \"09:00-18:00\""
     }
 
     /// `"09:00-18:00"`; an end before the start runs past midnight; `24:00` is allowed as an end.

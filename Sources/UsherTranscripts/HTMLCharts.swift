@@ -22,42 +22,49 @@ enum HTMLText {
     }
 }
 
-/// The charts of the HTML report, drawn as inline SVG (no script, no external asset): they
-/// scale with the page and print sharply.
+/// The charts of the HTML report, without script or external asset: bars in HTML and a
+/// histogram in inline SVG, both scaling with the page and printing sharply.
 enum HTMLCharts {
-    /// Horizontal bars: hits per rule, most first; rules that never fired get an empty bar
-    /// marked "never".
-    static func ruleBars(_ hits: [(rule: String, hits: Int)], never: [String], title: String) -> String {
-        let rows = hits.map { ($0.rule, $0.hits) } + never.map { ($0, 0) }
-        let labelWidth = min(220, max(90, (rows.map(\.0.count).max() ?? 8) * 7 + 16))
-        let barArea = 640 - labelWidth - 70
-        let rowHeight = 24
-        let height = max(1, rows.count) * rowHeight + 8
-        let top = max(1, rows.map(\.1).max() ?? 1)
-        var s = "<svg class=\"chart-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" height=\"\(height)\" role=\"img\" aria-label=\"\(HTMLText.escape(title))\" xmlns=\"http://www.w3.org/2000/svg\">"
-        s += "<title>\(HTMLText.escape(title))</title>"
-        for (i, row) in rows.enumerated() {
-            let y = 4 + i * rowHeight
-            let label = row.0.count > 30 ? String(row.0.prefix(29)) + "…" : row.0
-            s += "<text x=\"\(labelWidth - 8)\" y=\"\(y + 16)\" text-anchor=\"end\" class=\"lbl\">\(HTMLText.escape(label))</text>"
-            if row.1 > 0 {
-                let w = max(2, Int((Double(row.1) / Double(top) * Double(barArea)).rounded()))
-                s += "<rect x=\"\(labelWidth)\" y=\"\(y + 3)\" width=\"\(w)\" height=\"\(rowHeight - 8)\" rx=\"3\" class=\"\(row.0 == "fallback" ? "bar-fallback" : "bar")\"><title>\(HTMLText.escape(row.0)): \(row.1)</title></rect>"
-                s += "<text x=\"\(labelWidth + w + 6)\" y=\"\(y + 16)\" class=\"val\">\(row.1)</text>"
-            } else {
-                s += "<rect x=\"\(labelWidth)\" y=\"\(y + 3)\" width=\"\(barArea)\" height=\"\(rowHeight - 8)\" rx=\"3\" class=\"bar-never\"/>"
-                s += "<text x=\"\(labelWidth + 8)\" y=\"\(y + 16)\" class=\"never\">never fired</text>"
-            }
-        }
-        return s + "</svg>"
+    /// The shortest bar drawn for a count above zero, in the histogram's units: one beside
+    /// thousands must still show (the chart scales down by half on a phone).
+    static let minimumBar = 6
+
+    /// A bar's length for `value` on a scale where `top` is `full` long: at least
+    /// `minimumBar` for any value above zero.
+    static func barLength(_ value: Int, of top: Int, full: Int) -> Int {
+        value <= 0 ? 0 : max(minimumBar, Int((Double(value) / Double(max(1, top)) * Double(full)).rounded()))
     }
 
-    /// Vertical bars: one per bin, labelled below, counts above.
-    static func histogram(_ bins: [(label: String, value: Int, muted: Bool)], title: String, xTitle: String) -> String {
-        let width = 640, height = 240
+    /// Horizontal bars: hits per rule, most first; rules that never fired get an empty bar
+    /// marked "never fired". HTML, not SVG: the labels keep their size and the bars their
+    /// share of whatever width there is, from a phone to a wide screen. `top`: the count a full
+    /// bar stands for (by default the largest here; two bots' charts share one so that they
+    /// compare).
+    static func ruleBars(_ hits: [(rule: String, hits: Int)], never: [String], title: String, top: Int? = nil) -> String {
+        let rows = hits.map { ($0.rule, $0.hits) } + never.map { ($0, 0) }
+        let top = max(1, top ?? rows.map(\.1).max() ?? 1)
+        var s = "<div class=\"bars\" role=\"img\" aria-label=\"\(HTMLText.escape(title))\">"
+        for (rule, n) in rows {
+            s += "<span class=\"lbl\" title=\"\(HTMLText.escape(rule))\">\(HTMLText.escape(rule))</span>"
+            if n > 0 {
+                // A percentage with a floor in CSS (`min-width`): one hit beside thousands shows.
+                let share = Double(n) / Double(top) * 100
+                s += "<span class=\"track\"><span class=\"\(rule == "fallback" ? "bar bar-fallback" : "bar")\" style=\"width:\(String(format: "%.1f", share))%\" title=\"\(HTMLText.escape(rule)): \(n)\"></span></span>"
+                s += "<span class=\"val\">\(n)</span>"
+            } else {
+                s += "<span class=\"track never\">never fired</span><span class=\"val\"></span>"
+            }
+        }
+        return s + "</div>"
+    }
+
+    /// Vertical bars: one per bin, labelled below, counts above. `top`: the count the axis
+    /// must reach (by default the largest bin).
+    static func histogram(_ bins: [(label: String, value: Int, muted: Bool)], title: String, xTitle: String, top peakValue: Int? = nil) -> String {
+        let width = 480, height = 220
         let left = 40, right = 12, top = 18, bottom = 46
         let plotW = width - left - right, plotH = height - top - bottom
-        let (peak, step) = niceScale(max(1, bins.map(\.value).max() ?? 1))
+        let (peak, step) = niceScale(max(1, peakValue ?? bins.map(\.value).max() ?? 1))
         let slot = bins.isEmpty ? plotW : plotW / bins.count
         let barW = max(4, min(56, slot * 7 / 10))
         var s = "<svg class=\"chart-svg\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\" role=\"img\" aria-label=\"\(HTMLText.escape(title))\" xmlns=\"http://www.w3.org/2000/svg\">"
@@ -70,7 +77,7 @@ enum HTMLCharts {
             s += "<text x=\"\(left - 6)\" y=\"\(y + 4)\" text-anchor=\"end\" class=\"axis\">\(v)</text>"
         }
         for (i, bin) in bins.enumerated() {
-            let h = bin.value == 0 ? 0 : max(2, Int((Double(bin.value) / Double(peak) * Double(plotH)).rounded()))
+            let h = barLength(bin.value, of: peak, full: plotH)
             let x = left + i * slot + (slot - barW) / 2
             let y = top + plotH - h
             if h > 0 {

@@ -16,8 +16,9 @@ public struct ReplayOptions: Sendable {
     public var agents: Agents
     /// Skip lines that cannot be read (and count them) instead of stopping.
     public var skipBadLines: Bool
-    /// Timestamps for the chat-dataset shape.
-    public var timeline: TranscriptReader.Timeline
+    /// Timestamps for the chat-dataset shape; `nil`: the default timeline, starting Monday
+    /// 2026-11-30 at 10:00 in the bot's time zone (`ReplayRunner.timeline`).
+    public var timeline: TranscriptReader.Timeline?
     /// Examples kept per `--against` transition.
     public var examplesPerTransition: Int
     /// Examples of "spoke over a human" kept for the summary.
@@ -25,8 +26,9 @@ public struct ReplayOptions: Sendable {
     /// Bad lines kept (with their errors) for the summary when skipping.
     public var badLineExamples: Int
 
-    /// The defaults: agents take over, stop at the first bad line, the default timeline.
-    public init(agents: Agents = .takeover, skipBadLines: Bool = false, timeline: TranscriptReader.Timeline = .init(),
+    /// The defaults: agents take over, stop at the first bad line, the default timeline in the
+    /// bot's time zone.
+    public init(agents: Agents = .takeover, skipBadLines: Bool = false, timeline: TranscriptReader.Timeline? = nil,
                 examplesPerTransition: Int = 3, spokeOverExamples: Int = 10, badLineExamples: Int = 10) {
         self.agents = agents
         self.skipBadLines = skipBadLines

@@ -24,6 +24,9 @@ public final class ReplayRunner {
     /// budget guards the worker, and `usher explain` shows where it runs out.
     static let decisionOptions = Engine.Options(clock: MonotonicClock { .zero })
     public let header: ReplayHeader
+    /// The times given to `turns` conversations: `options.timeline`, or the default one
+    /// starting Monday 2026-11-30 10:00 in the bot's time zone.
+    public let timeline: TranscriptReader.Timeline
     private let bots: [RuleSet]
 
     /// The bot's numbers so far, the other bot's (`--against`), and their differences.
@@ -72,10 +75,11 @@ public final class ReplayRunner {
     public init(bot: RuleSet, botPath: String = "", against: RuleSet? = nil, againstPath: String = "",
                 transcripts: [String] = [], options: ReplayOptions = .init()) {
         self.options = options
+        timeline = options.timeline ?? .init(start: TranscriptReader.Timeline.defaultStart(in: bot.bot.timeZone))
         bots = [bot] + (against.map { [$0] } ?? [])
         header = ReplayHeader(bot: ReplayBotInfo(ruleSet: bot, path: botPath),
                               against: against.map { ReplayBotInfo(ruleSet: $0, path: againstPath) },
-                              transcripts: transcripts, options: options)
+                              transcripts: transcripts, options: options, timeline: timeline)
         summary = ReplaySummary(ruleSet: bot)
         againstSummary = against.map { ReplaySummary(ruleSet: $0) }
         diff = against == nil ? nil : ReplayDiff()
@@ -235,7 +239,7 @@ public final class ReplayRunner {
         var conversationIndex = 0
         var reported = 0
         for (fileIndex, path) in paths.enumerated() {
-            let reader = try TranscriptReader(path: path, timeline: options.timeline, firstConversationIndex: conversationIndex)
+            let reader = try TranscriptReader(path: path, timeline: timeline, firstConversationIndex: conversationIndex)
             var sinceProgress = 0
             while true {
                 do {

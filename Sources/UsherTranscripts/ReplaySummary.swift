@@ -31,6 +31,8 @@ public struct ReplaySummary: Sendable {
     public let bot: String
     /// Every rule id in evaluation order, then `fallback` when the bot has one.
     public let ruleIDs: [String]
+    /// The bot's rules, the fallback aside: the count `usher check` prints.
+    public let ruleCount: Int
 
     /// Conversations, and recorded messages by sender.
     public private(set) var conversations = 0
@@ -81,6 +83,7 @@ public struct ReplaySummary: Sendable {
     public init(ruleSet: RuleSet) {
         bot = ruleSet.bot.id
         ruleIDs = ruleSet.rules.map(\.id) + (ruleSet.fallback == nil ? [] : ["fallback"])
+        ruleCount = ruleSet.rules.count
     }
 
     /// Adds one conversation: the bot's decisions, or the other bot's with `against: true`.
@@ -156,6 +159,18 @@ public struct ReplaySummary: Sendable {
     /// Rules (and the fallback) that never fired, in evaluation order: what the transcripts do
     /// not cover.
     public var neverFired: [String] { ruleIDs.filter { ruleHits[$0] == nil } }
+
+    /// How many of the `ruleCount` rules fired at least once (the fallback is not a rule).
+    public var rulesFired: Int { ruleIDs.prefix(ruleCount).count { ruleHits[$0] != nil } }
+
+    /// Whether the bot has a fallback and it answered at least once.
+    public var fallbackUsed: Bool { ruleIDs.count > ruleCount && ruleHits["fallback"] != nil }
+
+    /// "7 of 21 rules fired" (", and the fallback" when it answered): rules counted as `usher
+    /// check` counts them.
+    public var rulesFiredText: String {
+        "\(rulesFired) of \(ruleCount) rule\(ruleCount == 1 ? "" : "s") fired" + (fallbackUsed ? ", and the fallback" : "")
+    }
 
     /// Handoff reasons, most frequent first (ties by name).
     public var handoffReasons: [(reason: String, count: Int)] {

@@ -170,6 +170,11 @@ public struct ReportHTML: ReplayReportWriter {
     public mutating func end(_ r: ReplayResult) {
         guard let h = header else { return }
         let s = r.summary
+        // Two versions of one bot share an id: the report names them by their folders.
+        let names = h.names
+        // Each side's cards and charts, the other bot's (`--against`) after the bot's.
+        var sides = [Side(name: names.bot, summary: s, other: false)]
+        if let a = r.againstSummary { sides.append(Side(name: names.against ?? a.bot, summary: a, other: true)) }
         out.write("""
         <!DOCTYPE html>
         <html lang="en">
@@ -178,20 +183,20 @@ public struct ReportHTML: ReplayReportWriter {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
         <meta name="generator" content="usher replay">
-        <title>Replay of \(HTMLText.escape(h.bot.id))</title>
+        <title>Replay of \(HTMLText.escape(names.bot))\(names.against.map { " against " + HTMLText.escape($0) } ?? "")</title>
         <style>\(Self.css)</style>
         </head>
         <body>
         <header class="top"><div class="wrap">
-        <h1>Replay of <code>\(HTMLText.escape(h.bot.id))</code>\(h.against.map { " against <code>\(HTMLText.escape($0.id))</code>" } ?? "")</h1>
+        <h1>Replay of <code>\(HTMLText.escape(names.bot))</code>\(names.against.map { " against <code>\(HTMLText.escape($0))</code>" } ?? "")</h1>
         <p class="sub">\(HTMLText.escape(h.bot.name)) · rule set <code>\(HTMLText.escape(h.bot.version))</code> · \(h.bot.rules) rules · \(h.transcripts.count) transcript\(h.transcripts.count == 1 ? "" : "s"): \(h.transcripts.map { "<code>" + HTMLText.escape($0) + "</code>" }.joined(separator: ", "))</p>
         <p class="sub">\(h.options.agents == .takeover ? "Recorded agent messages take over, as in the worker." : "Recorded agent messages are not given to the bot (<code>--ignore-agents</code>): it answers as if alone.") Times in \(HTMLText.escape(h.bot.timeZone.identifier)). The bot's messages are what it <em>would</em> have written; the recording is unchanged.</p>
         </div></header>
         <main class="wrap">
 
         """)
-        cards(s, r)
-        charts(s)
+        for side in sides { cards(side, r, named: sides.count > 1) }
+        charts(sides)
         details(s, h, r)
         if let d = r.diff, let other = h.names.against { differences(d, bot: h.names.bot, other: other) }
         if conversations {
@@ -213,33 +218,57 @@ public struct ReportHTML: ReplayReportWriter {
         out.flush()
     }
 
-    private func cards(_ s: ReplaySummary, _ r: ReplayResult) {
+    /// One bot's numbers in a report: the bot's own, or the other bot's (`--against`).
+    private struct Side {
+        var name: String
+        var summary: ReplaySummary
+        var other: Bool
+        var cssClass: String { other ? "side-other" : "side-bot" }
+    }
+
+    private func cards(_ side: Side, _ r: ReplayResult, named: Bool) {
+        let s = side.summary
         func card(_ value: String, _ label: String, _ note: String = "", cls: String = "") {
             out.write("<div class=\"card \(cls)\"><div class=\"v\">\(value)</div><div class=\"l\">\(label)</div>\(note.isEmpty ? "" : "<div class=\"n\">\(note)</div>")</div>\n")
         }
-        out.write("<section class=\"cards\">\n")
+        if named { out.write("<h2 class=\"side-name \(side.cssClass)\"><code>\(HTMLText.escape(side.name))</code></h2>\n") }
+        out.write("<section class=\"cards \(side.cssClass)\">\n")
         card(Self.grouped(s.conversations), "conversations", "\(Self.grouped(s.customerMessages)) customer messages")
         card(Self.grouped(s.replies), "bot replies", "in \(Self.grouped(s.conversationsWithReplies)) conversations")
         let rate = s.conversations == 0 ? 0 : Int((Double(s.conversationsHandedOff) / Double(s.conversations) * 100).rounded())
         card(Self.grouped(s.handoffs), "handoffs", "\(rate)% of conversations")
         card(Self.grouped(s.spokeOverHuman), "spoke over a human", "in \(Self.grouped(s.spokeOverConversations)) conversations", cls: s.spokeOverHuman > 0 ? "warn" : "")
-        let fired = s.ruleIDs.count - s.neverFired.count
-        card("\(fired)/\(s.ruleIDs.count)", "rules fired", "\(s.neverFired.count) never fired", cls: s.neverFired.isEmpty ? "" : "muted-card")
-        if let d = r.diff { card(Self.grouped(d.messages), "differences", "in \(Self.grouped(d.conversations)) conversations", cls: "diff") }
+        let never = s.ruleCount - s.rulesFired
+        card("\(s.rulesFired)/\(s.ruleCount)", "rules fired", "\(never) never fired" + (s.fallbackUsed ? "; the fallback answered" : ""),
+             cls: never == 0 ? "" : "muted-card")
+        if !side.other, let d = r.diff { card(Self.grouped(d.messages), "differences", "in \(Self.grouped(d.conversations)) conversations", cls: "diff") }
         out.write("</section>\n")
     }
 
-    private func charts(_ s: ReplaySummary) {
-        out.write("<section class=\"charts\">\n<figure class=\"chart\"><figcaption>Hits per rule</figcaption>\n")
-        out.write(HTMLCharts.ruleBars(s.rulesByHits, never: s.neverFired, title: "Hits per rule"))
-        out.write("\n</figure>\n<figure class=\"chart\"><figcaption>Handoffs by customer message of the session</figcaption>\n")
-        let positions = s.handoffPositions
-        let last = max(4, positions.keys.max() ?? 0)
-        var bins: [(label: String, value: Int, muted: Bool)] = (1...last).map { ("#\($0)", positions[$0] ?? 0, false) }
-        if let unknown = positions[0] { bins.insert(("?", unknown, true), at: 0) }
-        bins.append(("none", s.conversations - s.conversationsHandedOff, true))
-        out.write(HTMLCharts.histogram(bins, title: "Handoffs by customer message", xTitle: "customer message that triggered the handoff (none: conversations without one)"))
-        out.write("\n</figure>\n</section>\n")
+    /// Each side's two charts, on one scale per chart so that the sides compare at a glance.
+    private func charts(_ sides: [Side]) {
+        let last = max(4, sides.compactMap { $0.summary.handoffPositions.keys.max() }.max() ?? 0)
+        let histograms = sides.map { side -> [(label: String, value: Int, muted: Bool)] in
+            let s = side.summary, positions = s.handoffPositions
+            var bins: [(label: String, value: Int, muted: Bool)] = (1...last).map { ("#\($0)", positions[$0] ?? 0, false) }
+            if let unknown = positions[0] { bins.insert(("?", unknown, true), at: 0) }
+            bins.append(("none", s.conversations - s.conversationsHandedOff, true))
+            return bins
+        }
+        let hitsTop = sides.flatMap { $0.summary.rulesByHits.map(\.hits) }.max() ?? 1
+        let binsTop = histograms.flatMap { $0.map(\.value) }.max() ?? 1
+        out.write("<section class=\"charts\">\n")
+        for (side, bins) in zip(sides, histograms) {
+            let of = sides.count > 1 ? " · <code>\(HTMLText.escape(side.name))</code>" : ""
+            let s = side.summary
+            out.write("<figure class=\"chart \(side.cssClass)\"><figcaption>Hits per rule\(of)</figcaption>\n")
+            out.write(HTMLCharts.ruleBars(s.rulesByHits, never: s.neverFired, title: "Hits per rule", top: hitsTop))
+            out.write("\n</figure>\n<figure class=\"chart \(side.cssClass)\"><figcaption>Handoffs by customer message of the session\(of)</figcaption>\n")
+            out.write(HTMLCharts.histogram(bins, title: "Handoffs by customer message", xTitle: "customer message that brought the handoff (none: no handoff)",
+                                           top: binsTop))
+            out.write("\n</figure>\n")
+        }
+        out.write("</section>\n")
     }
 
     private func details(_ s: ReplaySummary, _ h: ReplayHeader, _ r: ReplayResult) {
@@ -352,21 +381,30 @@ public struct ReportHTML: ReplayReportWriter {
     header.top .sub code{font-size:12px;padding:0 4px}
     h2{font-size:15px;margin:18px 0 8px;font-weight:650}
     .muted{color:var(--muted);font-weight:400}
-    .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:12px;margin-bottom:16px}
+    .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(160px,100%),1fr));gap:12px;margin-bottom:16px}
+    h2.side-name{margin:4px 0 8px} .cards.side-other .card{border-left:4px solid var(--purple)} .chart.side-other .chart-svg .bar{fill:var(--purple)}
     .card{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:14px 16px}
     .card .v{font-size:26px;font-weight:700;letter-spacing:-.01em}
     .card .l{font-weight:600}
     .card .n{color:var(--muted);font-size:12.5px}
     .card.warn .v{color:var(--amber)}
     .card.diff .v{color:var(--purple)}
-    .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:12px;margin-bottom:12px}
-    .chart{margin:0;background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:12px 14px;overflow-x:auto}
+    .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(480px,100%),1fr));gap:12px;margin-bottom:12px}
+    .chart{margin:0;min-width:0;background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:12px 14px}
     .chart figcaption{font-weight:650;margin-bottom:6px}
-    .chart-svg{max-width:100%;height:auto;display:block}
+    .chart-svg{width:100%;max-width:720px;height:auto;display:block}
     .chart-svg .bar{fill:var(--blue)} .chart-svg .bar-fallback{fill:#64748b} .chart-svg .bar-muted{fill:#cbd5e1} .chart-svg .bar-never{fill:#f3f4f6;stroke:#e5e7eb}
     .chart-svg text{font:12px system-ui,sans-serif;fill:var(--ink)} .chart-svg .val{fill:var(--muted)} .chart-svg .never{fill:#9ca3af;font-style:italic}
     .chart-svg .axis{fill:var(--muted);font-size:11px} .chart-svg .axis-title{fill:var(--muted);font-size:11.5px} .chart-svg .grid{stroke:#eef0f3}
-    .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:12px}
+    .bars{display:grid;grid-template-columns:minmax(0,max-content) minmax(60px,1fr) minmax(2.5em,auto);gap:4px 8px;align-items:center;font-size:12px}
+    .bars .lbl{text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:220px}
+    .bars .track{height:16px;display:flex;align-items:center}
+    .bars .bar{display:block;height:100%;min-width:4px;border-radius:3px;background:var(--blue)} .bars .bar-fallback{background:#64748b}
+    .bars .track.never{background:#f3f4f6;border:1px solid #e5e7eb;border-radius:3px;color:#9ca3af;font-style:italic;font-size:11px;padding-left:6px}
+    .bars .val{color:var(--muted);font-variant-numeric:tabular-nums}
+    .chart.side-other .bars .bar{background:var(--purple)}
+    .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(420px,100%),1fr));gap:12px}
+    .grid2>*{min-width:0}
     .panel{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:4px 16px 14px;margin-bottom:12px}
     table{border-collapse:collapse;width:100%}
     td,th{padding:5px 8px;border-bottom:1px solid #eef0f3;text-align:left;vertical-align:top}
@@ -378,8 +416,8 @@ public struct ReportHTML: ReplayReportWriter {
     .examples{padding-left:18px;margin:6px 0} .examples li{margin:3px 0}
     table.diff .ex{margin:2px 0 8px;font-size:13px}
     #conversations{margin-top:8px}
-    .filter{position:sticky;top:0;z-index:2;display:flex;gap:8px;align-items:center;background:var(--bg);padding:8px 0}
-    .filter input{flex:1;font:inherit;padding:8px 12px;border:1px solid var(--line);border-radius:8px;background:#fff}
+    .filter{position:sticky;top:0;z-index:2;display:flex;flex-wrap:wrap;gap:8px;align-items:center;background:var(--bg);padding:8px 0}
+    .filter input{flex:1 1 220px;min-width:0;font:inherit;padding:8px 12px;border:1px solid var(--line);border-radius:8px;background:#fff}
     .filter select,.filter button{font:inherit;padding:7px 10px;border:1px solid var(--line);border-radius:8px;background:#fff;cursor:pointer}
     .legend{display:flex;gap:14px;flex-wrap:wrap;font-size:12px;color:var(--muted);margin:4px 0 10px}
     .lg::before{content:"";display:inline-block;width:11px;height:11px;border-radius:3px;margin-right:5px;vertical-align:-1px}
@@ -424,6 +462,11 @@ public struct ReportHTML: ReplayReportWriter {
     .quiet{font-size:11.5px;color:#9ca3af;font-style:italic}
     .quiet.bot,.quiet.other{align-self:flex-end}
     footer{color:var(--muted);font-size:12px;padding:18px 24px 40px}
+    td,code{overflow-wrap:anywhere}
+    @media (max-width:600px){.wrap{padding:0 12px} header.top h1{font-size:19px} .msg{max-width:88%} .src{margin-left:0}
+      table.diff thead{display:none} table.diff tr{display:grid;grid-template-columns:1fr auto auto;border-bottom:1px solid #eef0f3}
+      table.diff td{border:0} table.diff td:nth-child(2)::after{content:" conv."} table.diff td:nth-child(3)::after{content:" msgs"}
+      table.diff td:last-child{grid-column:1/-1;padding-top:0}}
     @media print{.filter{display:none}details.conv{break-inside:avoid}}
     """
 

@@ -245,7 +245,7 @@ public struct ReportText: ReplayReportWriter {
         }
 
         let hits = s.rulesByHits
-        o += "\n" + bold("Rules by hits") + " (\(hits.count) of \(s.ruleIDs.count) fired)\n"
+        o += "\n" + bold("Rules by hits") + " (\(s.rulesFiredText))\n"
         let w = max(12, (s.ruleIDs.map(\.count).max() ?? 12) + 1)
         let top = hits.first?.hits ?? 0
         for (rule, n) in hits {

@@ -41,6 +41,8 @@ public struct ReplayHeader: Sendable {
     public var transcripts: [String]
     /// How the replay treats the recording.
     public var options: ReplayOptions
+    /// The times given to `turns` conversations.
+    public var timeline: TranscriptReader.Timeline
 
     /// How the report names the two bots where it sets them side by side: by id; by the path
     /// the user named when they share an id (two versions of one bot, `--against`); by id and
@@ -53,11 +55,13 @@ public struct ReplayHeader: Sendable {
     }
 
     /// A header from its parts.
-    public init(bot: ReplayBotInfo, against: ReplayBotInfo?, transcripts: [String], options: ReplayOptions) {
+    public init(bot: ReplayBotInfo, against: ReplayBotInfo?, transcripts: [String], options: ReplayOptions,
+                timeline: TranscriptReader.Timeline = .init()) {
         self.bot = bot
         self.against = against
         self.transcripts = transcripts
         self.options = options
+        self.timeline = timeline
     }
 }
 

@@ -1,5 +1,6 @@
 public import UsherEngine
 public import UsherRules
+import UsherText
 import Foundation
 
 /// Runs rule tests: each test plays its conversation through `Engine.decide` (with a trace),
@@ -15,6 +16,12 @@ public enum RuleTestRunner {
     public static let agentID = "agent"
     /// The sender name of `agent:` messages.
     public static let agentName = "Agent"
+
+    /// Traced, on a clock that never moves: the decision's time budget (`limits.decision_budget`)
+    /// never runs out, so a test's verdict never depends on how busy the machine is. The
+    /// regexes' own limits still hold; the budget is the worker's guard, and `usher explain`
+    /// and `usher replay` still show where it runs out.
+    static let options = Engine.Options(trace: true, clock: MonotonicClock { .zero })
 
     /// Runs the suite's tests whose name contains `filter` (case-insensitive; all when `nil`).
     public static func run(_ suite: RuleTestSuite, ruleSet: RuleSet, filter: String? = nil) -> [RuleTestResult] {
@@ -45,7 +52,7 @@ public enum RuleTestRunner {
             let message = Message(id: "m\(messages)", conversationID: test.conversationID, from: role,
                                   senderID: role == .agent ? agentID : customerID,
                                   senderName: role == .agent ? agentName : test.customerName, text: text, at: now)
-            let decision = Engine.decide(ruleSet, state, message, now: now, options: .init(trace: true))
+            let decision = Engine.decide(ruleSet, state, message, now: now, options: options)
             if let expectation = step.expectation {
                 let mismatches = check(expectation, decision)
                 if !mismatches.isEmpty {
@@ -75,7 +82,9 @@ public enum RuleTestRunner {
         if let rules = e.rules, rules != decision.firedRules {
             out.append(.init(key: "rule", expected: list(rules), actual: firedDescription(decision)))
         }
-        if let m = mismatch("reply", e.replies, replies, none: "no reply") { out.append(m) }
+        // A safety limit that dropped the replies says so where the reply was expected.
+        let dropped = decision.limit.map { " (\($0) dropped the repl\($0.rules.count == 1 ? "y" : "ies"))" } ?? ""
+        if let m = mismatch("reply", e.replies, replies, none: "no reply" + dropped) { out.append(m) }
         if let m = mismatch("system", e.system, system, none: "no system notice") { out.append(m) }
         if let h = e.handoff {
             let ok = switch h {
@@ -89,7 +98,9 @@ public enum RuleTestRunner {
                 case .notHandedOff: "no handoff"
                 case let .reason(r): "handoff \(r)"
                 }
-                out.append(.init(key: "handoff", expected: expected, actual: handoff.map { "handoff \($0)" } ?? "no handoff"))
+                let cause = decision.limit.flatMap { $0.handedOff ? " (\($0))" : nil } ?? ""
+                let actual = handoff.map { "handoff \($0)" + cause }
+                out.append(.init(key: "handoff", expected: expected, actual: actual ?? "no handoff"))
             }
         }
         if let tags = e.tags, Set(tags) != Set(decision.state.tags) {

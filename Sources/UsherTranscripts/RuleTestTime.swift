@@ -1,7 +1,8 @@
-import Foundation
+public import Foundation
 
-/// The virtual clock's starting time in a test file: `start: 2026-11-30T10:00:00+08:00`.
-enum RuleTestTime {
+/// The virtual clock's starting time in a test file (`start: 2026-11-30T10:00:00+08:00`), and
+/// `usher replay --start`: the same text, read the same way.
+public enum RuleTestTime {
     /// When a test has no `start:`: Monday 5 January 2026, 10:00 in the bot's time zone — a
     /// working morning, so business-hours rules behave as on an ordinary day.
     static func defaultStart(in calendar: Calendar) -> Date {
@@ -11,7 +12,7 @@ enum RuleTestTime {
     /// ISO 8601: `2026-11-30T10:00:00+08:00`, `…Z`, seconds optional, `T` or a space; without an
     /// offset (`2026-11-30T10:00`) the time is read in `calendar`'s time zone, the bot's. A bare
     /// date is its midnight. The error says what is wrong.
-    static func parse(_ text: String, in calendar: Calendar) -> Result<Date, TimeProblem> {
+    public static func parse(_ text: String, in calendar: Calendar) -> Result<Date, TimeProblem> {
         let shape = /(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2}))?(Z|z|[+-]\d{2}(?::?\d{2})?)?)?/
         guard let m = text.wholeMatch(of: shape) else {
             return .failure(TimeProblem(message: "'\(text)' is not a time; write it like 2026-11-30T10:00:00+08:00 (an ISO 8601 time; without the offset it is read in the bot's time zone)"))
@@ -39,8 +40,8 @@ enum RuleTestTime {
     }
 
     /// A reason a `start:` is not a time.
-    struct TimeProblem: Error {
-        let message: String
+    public struct TimeProblem: Error {
+        public let message: String
     }
 
     /// The instant of `fields` in `cal`, or `nil` when `cal` would move it (Feb 30, a DST gap).

@@ -21,8 +21,16 @@ public final class TranscriptReader {
         /// Turn *j* of a conversation (from 0) is at its start `+ j × turnSpacing`.
         public var turnSpacing: TimeInterval
 
-        /// Monday 2026-11-30 10:00 in Shanghai (02:00 UTC).
+        /// Monday 2026-11-30 10:00 in Shanghai (02:00 UTC): the start of a reader's own
+        /// default timeline. A replay starts at that hour in its bot's zone (`defaultStart(in:)`).
         public static let defaultStart = Date(timeIntervalSince1970: 1_796_004_000)
+
+        /// Monday 2026-11-30 10:00 in `timeZone`: a working morning wherever the bot is.
+        public static func defaultStart(in timeZone: TimeZone) -> Date {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = timeZone
+            return calendar.date(from: DateComponents(year: 2026, month: 11, day: 30, hour: 10))!
+        }
 
         /// Conversation *k* at `start + k × conversationSpacing`, turns `turnSpacing` apart.
         public init(start: Date = defaultStart, conversationSpacing: TimeInterval = 60, turnSpacing: TimeInterval = 30) {

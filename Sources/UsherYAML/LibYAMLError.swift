@@ -34,6 +34,43 @@ extension LibYAMLError {
         return text
     }
 
+    /// A key indented further than the key of the line above, which has a value (`id: x`, then
+    /// `   when:` one space too far): libyaml reads the key as more of that value and stops at its
+    /// colon ("mapping values are not allowed"). Returns where the key starts and what to do.
+    func misindentedKey(in map: SourceMap) -> (at: Mark, message: String)? {
+        guard problem == "mapping values are not allowed in this context",
+              let colon = map.index(of: problemMark), colon < map.scalars.count, map.scalars[colon] == ":"
+        else { return nil }
+        let s = map.scalars
+        let line = map.lineRange(problemMark.line)
+        // Only blanks, then one key, before the colon.
+        var start = line.lowerBound
+        while start < colon, SourceMap.isBlank(s[start]) { start += 1 }
+        let key = s[start..<colon]
+        guard !key.isEmpty, !key.contains(where: { $0 == ":" || $0 == "#" || $0 == "\"" || $0 == "'" }),
+              key.first != "-" else { return nil }
+        // The line above with content, and the column its key starts at (after any '- ').
+        var above = problemMark.line - 1
+        while above >= 1 {
+            let r = map.lineRange(above)
+            if let first = s[r].firstIndex(where: { !SourceMap.isBlank($0) }), s[first] != "#" { break }
+            above -= 1
+        }
+        guard above >= 1 else { return nil }
+        let r = map.lineRange(above)
+        var k = r.lowerBound
+        while k < r.upperBound, SourceMap.isBlank(s[k]) || (s[k] == "-" && (k + 1 == r.upperBound || SourceMap.isBlank(s[k + 1]))) { k += 1 }
+        let keyColumn = map.mark(at: k).column, column = map.mark(at: start).column
+        guard keyColumn < column else { return nil }
+        var name = "", aboveName = ""
+        name.unicodeScalars.append(contentsOf: key)
+        aboveName.unicodeScalars.append(contentsOf: s[k..<r.upperBound].prefix { $0 != ":" && !SourceMap.isBlank($0) })
+        let by = column - keyColumn
+        return (map.mark(at: start),
+                "wrong indentation: '\(name)' starts \(by) space\(by == 1 ? "" : "s") further in than '\(aboveName)' on line \(above), "
+                    + "so YAML reads it as more of that line's value; start '\(name)' at column \(keyColumn), under '\(aboveName)'")
+    }
+
     private func hint(in map: SourceMap) -> String? {
         let at: Unicode.Scalar? = map.index(of: problemMark).flatMap { $0 < map.scalars.count ? map.scalars[$0] : nil }
         // Whether something other than blanks precedes the problem on its line.

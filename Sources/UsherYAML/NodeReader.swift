@@ -24,8 +24,10 @@ package final class NodeReader {
 
     /// The pairs of a mapping whose keys are all in `allowed`; reports unknown keys (with a
     /// suggestion) and a node that is not a mapping. `context` names the thing for messages
-    /// ("a rule", "the bot file").
-    package func mapping(_ node: YAMLNode, _ context: String, allowed: [String]) -> [String: YAMLNode]? {
+    /// ("a rule", "the bot file"). `explain` may give an unknown key a message of its own, for
+    /// a key that is known somewhere else (a condition written at the level of a rule).
+    package func mapping(_ node: YAMLNode, _ context: String, allowed: [String],
+                         explain: (YAMLPair) -> String? = { _ in nil }) -> [String: YAMLNode]? {
         guard let pairs = node.mapping else {
             error("wrong-type", "expected \(context) written as a mapping of 'key: value' lines, found \(node.kindName)", at: node)
             return nil
@@ -35,6 +37,8 @@ package final class NodeReader {
             guard let key = pair.key.scalar else { continue }   // the YAML loader reported it
             if allowed.contains(key) {
                 if result[key] == nil { result[key] = pair.value }
+            } else if let message = explain(pair) {
+                error("unknown-key", message, at: pair.key)
             } else {
                 error("unknown-key",
                       "unknown key '\(key)' in \(context)\(Suggestion.hint(for: key, in: allowed))"
@@ -118,6 +122,24 @@ package final class NodeReader {
             return nil
         }
         return seconds
+    }
+
+    /// A node as it is written in the file, when it can stand inside brackets on one line
+    /// (`[refund, refunds]`, `"Hi!"`, `refund`); `nil` for a block list or mapping, a `|` or
+    /// `>` block, or a node that spans lines.
+    package func written(_ node: YAMLNode) -> String? {
+        guard node.start.line == node.end.line, let line = document.source.line(node.start.line) else { return nil }
+        let scalars = Array(line.unicodeScalars)
+        let from = min(max(0, node.start.column - 1), scalars.count), to = min(max(from, node.end.column - 1), scalars.count)
+        guard from < to else { return nil }
+        switch node.content {
+        case .scalar(_, .literal), .scalar(_, .folded): return nil
+        case .scalar: break
+        case .sequence, .mapping: guard scalars[from] == "[" || scalars[from] == "{" else { return nil }
+        }
+        var text = ""
+        text.unicodeScalars.append(contentsOf: scalars[from..<to])
+        return text
     }
 
     /// The location of a character inside a scalar (for regex and template errors).

@@ -4,7 +4,7 @@ public import UsherDiagnostics
 /// and column, nothing that can crash, hang or exhaust memory.
 ///
 /// Codes: `file-too-large`, `byte-order-mark` (a warning), `invalid-utf8`, `invalid-character`,
-/// `empty-file`, `tab-indent`, `yaml-syntax`, `multiple-documents`, `too-deep`, `anchor`,
+/// `empty-file`, `tab-indent`, `bad-indentation`, `yaml-syntax`, `multiple-documents`, `too-deep`, `anchor`,
 /// `alias`, `merge-key`, `duplicate-key`, `complex-key`, and `unreadable-file` from `loadFile`.
 public enum YAMLLoader {
     /// At most this many `tab-indent` reports per file.
@@ -100,7 +100,11 @@ public enum YAMLLoader {
                 if !tabs.contains(where: { $0.line == mark.line }) { tabs.append(mark) }
             } else if !tabs.contains(where: { $0.line <= mark.line }) {
                 // A tab earlier in the file is what derailed libyaml; its own message would confuse.
-                syntax = .error("yaml-syntax", failure.message(in: map), at: at(mark))
+                if let key = failure.misindentedKey(in: map) {
+                    syntax = .error("bad-indentation", key.message, at: at(key.at))
+                } else {
+                    syntax = .error("yaml-syntax", failure.message(in: map), at: at(mark))
+                }
             }
         }
         for tab in tabs.sorted().prefix(tabReportCap) {

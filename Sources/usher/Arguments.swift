@@ -59,7 +59,7 @@ struct Arguments {
     }
 }
 
-/// A mistake in how a command was called: exit 64 with the command's usage. Or, with another
+/// A mistake in how a command was called: exit 64, one line naming it (and `--help`). Or, with another
 /// `status`, something that failed although the command line was right: printed without the
 /// help, exit 1 (a store that cannot be opened) or 69 (its server is not up yet).
 struct UsageError: Error {

@@ -1,5 +1,6 @@
 import Foundation
 import UsherEngine
+import UsherRules
 import UsherRuntime
 import UsherStore
 
@@ -14,6 +15,11 @@ enum ChatCommand: Command {
     customer message, and the bot's replies, system notices and handoffs are shown as they
     arrive. A worker for BOT runs inside this command (unless --no-worker, when a separate
     `usher run` answers), so this is exactly what a customer would see.
+
+    Edit the rules while chatting: before each line is sent, changed files are reloaded as
+    `usher run` reloads them (the whole bot validated aside; with errors, they are printed and
+    the running rules stay). A handoff says why, naming the loop guard or max_bot_replies when
+    one of them handed off.
 
     While chatting:
       /agent TEXT   write TEXT as a human agent (the bot goes silent)
@@ -52,7 +58,9 @@ enum ChatCommand: Command {
         let mapped = a.value("--mapping") != nil
         let colour = Terminal.colour()
         var worker: Worker?
-        if !a.flag("--no-worker") {
+        // With --no-worker another process answers, and reloads its own rules.
+        let ownWorker = !a.flag("--no-worker")
+        if ownWorker {
             var options = Worker.Options()
             options.idleWait = .milliseconds(50)
             worker = Worker(store: store, bots: [bot], workerID: "chat-\(getpid())", options: options, log: Logger(minimum: .error))
@@ -79,6 +87,7 @@ enum ChatCommand: Command {
                     Terminal.out("unknown command \(text); use /agent TEXT, /close or /quit\n")
                     continue
                 }
+                if ownWorker { reloadIfChanged(bot, colour: colour) }
                 let stored = try await store.append(message)
                 let decided = try await SendCommand.waitUntilDecided(store, bot: bot.id, message: stored)
                 let answers = try await SendCommand.waitForAnswers(store, conversation: conversation, after: stored.id,
@@ -90,7 +99,9 @@ enum ChatCommand: Command {
                     Terminal.out(dim("(conversation closed: the next message starts a new session)", colour) + "\n")
                 } else if now != owner {
                     switch now {
-                    case .waiting: Terminal.out(dim("(handed off: the conversation waits for an agent; see `usher inbox`)", colour) + "\n")
+                    case .waiting:
+                        let reason = try await store.inbox(bot: bot.id).first { $0.conversationID == conversation }?.reason
+                        Terminal.out(dim("(\(handoffCause(reason, bot.ruleSet.bot)): the conversation waits for an agent; see `usher inbox`)", colour) + "\n")
                     case .agent: Terminal.out(dim("(an agent took over: the bot stays silent)", colour) + "\n")
                     case .bot: break
                     }
@@ -105,6 +116,32 @@ enum ChatCommand: Command {
         // The worker first, then the store: see `blocking(closing:)` for why it must be closed.
         _ = awaiting { _ = try? await running?.value; try? await store.close() }
         return code
+    }
+
+    /// `handed off by the loop guard: 3 replies within 1m`, `handed off (threshold)`: the
+    /// limits name themselves, or the chat would seem to end for no reason.
+    static func handoffCause(_ reason: String?, _ bot: BotConfig) -> String {
+        switch reason {
+        case "loop-guard"?: bot.loopGuard.map { "handed off by the \($0)" } ?? "handed off by the loop guard"
+        case "max-bot-replies"?: "handed off: max_bot_replies" + (bot.maxBotReplies.map { " (\($0) replies a session)" } ?? "") + " reached"
+        case let r?: "handed off (\(r))"
+        case nil: "handed off"
+        }
+    }
+
+    /// Reloads the bot's rules when a file changed since they were loaded, the way `usher run`
+    /// does (`BotRuntime.reload`: the whole bot validated aside, a broken edit keeps the rules
+    /// running), and says what happened.
+    static func reloadIfChanged(_ bot: BotRuntime, colour: Bool) {
+        guard bot.filesChanged() else { return }
+        switch bot.reload() {
+        case let .reloaded(version):
+            Terminal.out(dim("(rules reloaded: \(CheckCommand.plural(bot.ruleSet.rules.count, "rule")), version \(version))", colour) + "\n")
+        case .unchanged:
+            break
+        case let .rejected(errors):
+            Terminal.out(errors + dim("(the edited rules have errors; still answering with version \(bot.ruleSet.version))", colour) + "\n")
+        }
     }
 
     /// One bot message or system notice, as the chat shows it.

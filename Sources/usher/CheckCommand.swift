@@ -129,7 +129,7 @@ enum CheckCommand: Command {
                     continue
                 }
                 let files = (s["files"] as! [String]).count
-                Terminal.out("\(path): \(s["rules"] as! Int) rules in \(files) file\(files == 1 ? "" : "s"), version \(s["version"] as! String)\n")
+                Terminal.out("\(path): \(plural(s["rules"] as! Int, "rule")) in \(plural(files, "file")), version \(s["version"] as! String)\n")
             }
             let what = "\(targets.count) \(targets.count == 1 ? "target" : "targets")"
             if errors == 0 && warnings == 0 {

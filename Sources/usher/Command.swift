@@ -10,8 +10,9 @@ protocol Command {
 
 enum CLI {
     static let version = "0.1.0"
-    static var commands: [any Command.Type] { [CheckCommand.self, TestCommand.self, ExplainCommand.self, ReplayCommand.self, RunCommand.self,
-                                                SendCommand.self, ChatCommand.self, InboxCommand.self, DeadlettersCommand.self, SchemaCommand.self] }
+    static var commands: [any Command.Type] { [NewCommand.self, CheckCommand.self, TestCommand.self, ExplainCommand.self, ReplayCommand.self,
+                                                RunCommand.self, SendCommand.self, ChatCommand.self, InboxCommand.self, DeadlettersCommand.self,
+                                                SchemaCommand.self] }
 
     static var help: String {
         var s = """
@@ -69,7 +70,8 @@ enum CLI {
             Terminal.err("usher \(command.name): \(error.message)\n")
             return error.status
         } catch {
-            Terminal.err("usher \(command.name): \(error.message)\n\n\(command.help)")
+            // One line: the whole help would push the mistake off the screen.
+            Terminal.err("usher \(command.name): \(error.message) (see usher \(command.name) --help)\n")
             return .usage
         }
     }

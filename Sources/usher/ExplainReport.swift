@@ -57,11 +57,15 @@ struct ExplainReport {
     }
 
     /// One line per rule of the trace, in evaluation order, then the fallback's: shared with
-    /// `usher test`, which prints them under a failing step.
-    func ruleLines(indent: String = "  ") -> String {
+    /// `usher test`, which prints them under a failing step. With `keeping`, only those rules'
+    /// lines, then one line that counts the others by verdict: a failing step's trace shows
+    /// the rules that matter to it, not twenty that did not match.
+    func ruleLines(indent: String = "  ", keeping: Set<String>? = nil, foldNote: String = "") -> String {
         var out = ""
-        let width = max(8, (decision.trace ?? []).map(\.rule.count).max() ?? 8) + 1
-        for t in decision.trace ?? [] {
+        let trace = decision.trace ?? []
+        let shown = keeping.map { keep in trace.filter { keep.contains($0.rule) } } ?? trace
+        let width = max(8, shown.map(\.rule.count).max() ?? 8) + 1
+        for t in shown {
             let (mark, why): (String, String) = switch t.verdict {
             case .fired: (paint("✓", "32"), paint("fired", "32"))
             case let .notMatched(r): (dim("·"), r)
@@ -75,7 +79,29 @@ struct ExplainReport {
             let used = decision.outcome == .fallback
             out += "\(indent)\(used ? paint("✓", "32") : dim("·")) \("fallback".padding(width)) \(dim("              ")) \(used ? paint("used: no rule fired", "32") : dim("not used"))\n"
         }
+        if shown.count < trace.count {
+            var counts: [(String, Int)] = [("did not match", 0), ("not reached", 0), ("disabled", 0)]
+            for t in trace where !(keeping?.contains(t.rule) ?? true) {
+                switch t.verdict {
+                case .notMatched: counts[0].1 += 1
+                case .notReached: counts[1].1 += 1
+                case .disabled: counts[2].1 += 1
+                case .fired, .blocked: break   // always kept
+                }
+            }
+            let folded = trace.count - shown.count
+            out += "\(indent)\(dim("· \(folded) other rule\(folded == 1 ? "" : "s"): " + counts.filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + foldNote))\n"
+        }
+        if let limit = decision.limit { out += "\(indent)\(paint("✗", "33")) \(Self.describe(limit))\n" }
         return out
+    }
+
+    /// `loop guard: 3 replies within 1m: the reply of 'opening' was dropped; handed off (reason
+    /// loop-guard)`: a limit names itself, or the customer's missing answer is a mystery.
+    static func describe(_ limit: ReplyLimit) -> String {
+        let rules = limit.rules.map { "'\($0)'" }.joined(separator: ", ")
+        let dropped = "the repl\(limit.rules.count == 1 ? "y" : "ies") of \(rules) \(limit.rules.count == 1 ? "was" : "were") dropped"
+        return "\(limit): \(dropped); " + (limit.handedOff ? "handed off (reason \(limit.reason))" : "the conversation already waits for an agent")
     }
 
     private var ownerBefore: String {

@@ -40,9 +40,10 @@ enum ReplayCommand: Command {
       --skip-bad-lines   skip lines that are not valid transcript lines (and count them)
                          instead of stopping at the first
       --summary-only     leave out the conversations; print the totals only
-      --start TIME       when the first turns-shape conversation starts, RFC 3339
-                         (default 2026-11-30T10:00:00+08:00); conversation k starts k minutes
-                         later, its turns are 30 seconds apart
+      --start TIME       when the first turns-shape conversation starts, like
+                         2026-11-30T10:00:00+08:00, or without the offset in the bot's time
+                         zone (2026-11-30T10:00); default Monday 2026-11-30 10:00 in the bot's
+                         zone; conversation k starts k minutes later, its turns 30 seconds apart
       -h, --help         show this help
 
     Text output is coloured on a terminal (not with NO_COLOR). A progress bar appears on
@@ -69,14 +70,14 @@ enum ReplayCommand: Command {
         }
         if transcripts.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input (-) can be read only once") }
         var options = ReplayOptions(agents: a.flag("--ignore-agents") ? .ignore : .takeover, skipBadLines: a.flag("--skip-bad-lines"))
-        if let start = a.value("--start") {
-            guard let d = TranscriptTime.parse(start) else {
-                throw UsageError("--start needs an RFC 3339 time like 2026-11-30T10:00:00+08:00, got '\(start)'")
-            }
-            options.timeline.start = d
-        }
-
         guard let bot = load(botPath) else { return .failure }
+        if let start = a.value("--start") {
+            // Without an offset the time is the bot's, as a rule test's `start:` is.
+            switch RuleTestTime.parse(start, in: bot.bot.calendar) {
+            case let .success(date): options.timeline = .init(start: date)
+            case let .failure(problem): throw UsageError("--start: \(problem.message)")
+            }
+        }
         var other: RuleSet?
         if let path = a.value("--against") {
             guard let o = load(path) else { return .failure }

@@ -29,9 +29,7 @@ enum SchemaCommand: Command {
         if let dir = a.value("--out") {
             guard a.positionals.isEmpty else { throw UsageError("--out writes both schemas; leave out 'rules'/'bot'") }
             do {
-                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                try Data(JSONSchema.ruleFile.text.utf8).write(to: URL(fileURLWithPath: dir + "/rules.schema.json"))
-                try Data(JSONSchema.botFile.text.utf8).write(to: URL(fileURLWithPath: dir + "/bot.schema.json"))
+                try write(to: dir)
             } catch {
                 Terminal.err("usher schema: cannot write to \(dir): \(error.localizedDescription)\n")
                 return .failure
@@ -45,5 +43,12 @@ enum SchemaCommand: Command {
         case let other: throw UsageError("unknown schema '\(other)'; use 'rules' or 'bot'")
         }
         return .ok
+    }
+
+    /// Writes both schemas into `dir` (made if missing): `rules.schema.json`, `bot.schema.json`.
+    static func write(to dir: String) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Data(JSONSchema.ruleFile.text.utf8).write(to: URL(fileURLWithPath: dir + "/rules.schema.json"))
+        try Data(JSONSchema.botFile.text.utf8).write(to: URL(fileURLWithPath: dir + "/bot.schema.json"))
     }
 }

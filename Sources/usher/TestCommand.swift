@@ -21,7 +21,10 @@ enum TestCommand: Command {
 
     Passing tests print nothing. A failing step prints its file:line:col, the test's name, what
     was expected against what the bot did, and the decision trace of that message (as 'usher
-    explain' shows it). The last line is 'N passed, N failed', counting tests.
+    explain' shows it): the rules that fired, were held back or were expected, then one line
+    counting the others (--verbose shows them all). After the failures, 'Failed:' lists each
+    failed test again (file:line:col and name); with several bots, each bot's counts follow.
+    The last line is 'N passed, N failed', counting tests.
 
     A test file with errors runs none of its tests: its diagnostics are printed and each of its
     tests counts as failed. So do the tests of a bot that does not load.
@@ -30,7 +33,8 @@ enum TestCommand: Command {
       --filter TEXT   run only the tests whose name contains TEXT (case-insensitive)
       --bot BOT       run the tests against BOT instead of the bot above tests/ (try a changed
                       copy of the rules against the tests, or run test files kept elsewhere)
-      --verbose       also print each test file and each test's name, with ✓ or ✗
+      --verbose       also print each test file and each test's name, with ✓ or ✗, and
+                      every rule in the trace of a failing step
       -h, --help      show this help
 
     Exit status: 0 every test passed, 1 a test failed (or a test file has errors, or a bot does
@@ -59,7 +63,7 @@ enum TestCommand: Command {
             Terminal.err("usher test: no test name contains '\(filter)'\n")
             return .failure
         }
-        Terminal.out(run.output + "\(run.passed) passed, \(run.failed) failed\n")
+        Terminal.out(run.output + run.closing())
         return run.failed == 0 ? .ok : .failure
     }
 
@@ -72,6 +76,10 @@ enum TestCommand: Command {
         var passed = 0
         var failed = 0
         var printer: DiagnosticPrinter
+        /// What failed, in order, for the closing list: `file:line:col  name`.
+        var failures: [String] = []
+        /// Each bot's counts, in the order run.
+        var bots: [(bot: String, passed: Int, failed: Int)] = []
 
         init(verbose: Bool, filter: String?, colour: Bool) {
             self.verbose = verbose
@@ -81,6 +89,8 @@ enum TestCommand: Command {
         }
 
         mutating func run(_ job: Job) {
+            let before = (passed, failed)
+            defer { bots.append((job.bot, passed - before.0, failed - before.1)) }
             let loaded = RuleSetLoader.loadBot(at: job.bot)
             guard let ruleSet = loaded.ruleSet else {
                 printer.add(loaded.sources)
@@ -88,6 +98,7 @@ enum TestCommand: Command {
                 output += printer.render(all: errors)
                 let count = job.files.reduce(0) { $0 + max(1, RuleTestSuite.load(path: $1, bot: nil).testCount) }
                 output += "\(job.bot): not loaded, \(CheckCommand.plural(errors.count, "error")); \(CheckCommand.plural(count, "test")) not run\n"
+                failures.append("\(job.bot)  the bot does not load: \(CheckCommand.plural(count, "test")) not run")
                 failed += count
                 return
             }
@@ -105,6 +116,7 @@ enum TestCommand: Command {
                 let count = max(1, load.testCount)
                 let errors = load.diagnostics.filter { $0.severity == .error }.count
                 output += "\(file): not run, \(CheckCommand.plural(errors, "error")); \(CheckCommand.plural(count, "test")) counted as failed\n"
+                failures.append("\(file)  the file has errors: \(CheckCommand.plural(count, "test")) not run")
                 failed += count
                 return
             }
@@ -116,10 +128,26 @@ enum TestCommand: Command {
                     if verbose { output += "  \(paint("✓", "32")) \(result.test.name)\n" }
                 } else {
                     failed += 1
+                    failures.append("\(result.test.location)  \(result.test.name)")
                     if verbose { output += "  \(paint("✗", "31")) \(result.test.name)\n" }
                     for failure in result.failures { output += report(failure, of: result, ruleSet) }
                 }
             }
+        }
+
+        /// The end of the output: the failed tests again, where each starts and its name (the
+        /// failures above can be pages long), each bot's counts when there are several, and the
+        /// last line, `N passed, N failed`.
+        func closing() -> String {
+            var out = ""
+            if !failures.isEmpty {
+                out += paint("Failed:", "1;31") + "\n" + failures.map { "  \($0)\n" }.joined()
+            }
+            if bots.count > 1 {
+                let width = bots.map(\.bot.count).max()! + 1
+                for b in bots { out += "\((b.bot + ":").padding(width))\(b.passed) passed, \(b.failed) failed\n" }
+            }
+            return out + "\(passed) passed, \(failed) failed\n"
         }
 
         /// The headline `file:line:col: FAIL name: step N, customer "…"`, what differed, and the
@@ -138,8 +166,25 @@ enum TestCommand: Command {
             }
             let text = if case let .customer(t) = f.step.action { t } else { "" }
             out += ExplainReport(ruleSet: ruleSet, decision: f.decision, text: text, now: f.time, colour: colour)
-                .ruleLines(indent: "      ")
+                .ruleLines(indent: "      ", keeping: verbose ? nil : Self.rulesThatMatter(f), foldNote: " (--verbose shows every rule)")
             return out + "\n"
+        }
+
+        /// The rules a failing step's trace shows first: those that fired or were held back
+        /// (once, cooldown), those the test expected, those whose replies a limit dropped;
+        /// `nil` (every rule) when none of them is in the trace.
+        static func rulesThatMatter(_ f: RuleTestFailure) -> Set<String>? {
+            var keep = Set(f.decision.trace?.filter {
+                switch $0.verdict {
+                case .fired, .blocked: true
+                case .notMatched, .disabled, .notReached: false
+                }
+            }.map(\.rule) ?? [])
+            keep.formUnion(f.step.expectation?.rules ?? [])
+            // A handoff reason is most often the id of the rule that hands off.
+            if case let .reason(r)? = f.step.expectation?.handoff, f.decision.trace?.contains(where: { $0.rule == r }) == true { keep.insert(r) }
+            keep.formUnion(f.decision.limit?.rules ?? [])
+            return keep.isEmpty ? nil : keep
         }
 
         private func paint(_ s: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }

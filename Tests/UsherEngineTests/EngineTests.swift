@@ -205,10 +205,49 @@ struct EngineTests {
             then: [reply: "ok"]
         """, bot: "limits: {loop_guard: {replies: 3, within: 1m}}\n")
         for _ in 0..<3 { #expect(d.customer("x").replies == ["ok"]) }
-        #expect(d.customer("x").summary == [handoffText, "handoff: loop-guard"])
+        let fourth = d.customer("x")
+        #expect(fourth.summary == [handoffText, "handoff: loop-guard"])
+        // The decision names the limit, and what it dropped.
+        let limit = try #require(fourth.limit)
+        #expect(limit.description == "loop guard: 3 replies within 1m" && limit.reason == "loop-guard")
+        #expect(limit.rules == ["echo"] && limit.handedOff)
         // Slower traffic never trips it.
         var slow = try Driver("version: 1\nrules:\n  - id: echo\n    then: [reply: ok]\n", bot: "limits: {loop_guard: {replies: 3, within: 1m}}\n")
         for _ in 0..<10 { #expect(slow.customer("x").replies == ["ok"]); slow.wait(30) }
+    }
+
+    /// Why an `any` did not hold, without a double negative ("none of: no tag of …").
+    @Test func anAnyThatFailsSaysWhyEachAlternativeFails() throws {
+        var d = try Driver("""
+        version: 1
+        rules:
+          - id: two
+            when: {any: [{tags: [has-order]}, {keywords: [order]}]}
+            then: [reply: "ok"]
+          - id: three
+            when: {any: [{tags: [vip, gold]}, {customer_messages: 5}, {keywords: [order]}]}
+            then: [reply: "ok"]
+        """)
+        let trace = d.customer("hello").trace ?? []
+        #expect(trace.map(\.verdict) == [
+            .notMatched("when: both alternatives fail: tag 'has-order' is not set; no keyword of ['order']"),
+            .notMatched("when: all 3 alternatives fail: none of the tags [vip, gold] is set; customer_messages is 1, needs exactly 5; no keyword of ['order']"),
+        ])
+    }
+
+    @Test func loopGuardNoticeIsConfigurable() throws {
+        var d = try Driver("version: 1\nrules:\n  - id: echo\n    then: [reply: ok]\n",
+                           bot: "limits:\n  loop_guard: {replies: 1, within: 1m, message: \"Hold on, {{customer.name}}: a person will answer.\"}\n")
+        #expect(d.customer("x", name: "Ana").replies == ["ok"])
+        let second = d.customer("x")
+        #expect(second.summary == ["system: Hold on, Ana: a person will answer.", "handoff: loop-guard"])
+        #expect(second.limit?.description == "loop guard: 1 reply within 1m")
+        // max_bot_replies keeps the bot's handoff message, and names itself too.
+        var capped = try Driver("version: 1\nrules:\n  - id: echo\n    then: [reply: ok]\n", bot: "limits: {max_bot_replies: 1}\n")
+        capped.customer("x")
+        let over = capped.customer("x")
+        #expect(over.summary == [handoffText, "handoff: max-bot-replies"])
+        #expect(over.limit?.description == "max_bot_replies: 1 reply a session")
     }
 
     @Test func whileWaitingRulesSpeakWithCooldown() throws {
@@ -434,6 +473,7 @@ struct LimitTests {
         // The third reply within a minute: the loop guard drops it (already waiting: silence).
         let dropped = d.customer("hello?")
         #expect(dropped.replies.isEmpty)
+        #expect(dropped.limit == ReplyLimit(kind: .loopGuard(.init(replies: 2, within: 60)), rules: ["waiting"], handedOff: false))
         d.wait(60)
         #expect(d.customer("hello??").replies == ["An agent will be with you shortly."],
                 "the customer never saw the first one, so no cooldown holds it back")

@@ -182,9 +182,26 @@ struct ReplayRunnerTests {
         let runner = ReplayRunner(bot: try replayBot(), transcripts: [a, b])
         var w = CollectingWriter()
         _ = try runner.run([a, b], into: &w)
-        let times = w.box.conversations.map { $0.steps[0].message.at.timeIntervalSince(TranscriptReader.Timeline.defaultStart) }
+        // The bot's zone is UTC: the replay starts at 10:00 UTC.
+        let start = try #require(TranscriptTime.parse("2026-11-30T10:00:00Z"))
+        let times = w.box.conversations.map { $0.steps[0].message.at.timeIntervalSince(start) }
         #expect(times == [0, 60])
         #expect(w.box.conversations.map(\.file) == [a, b])
+    }
+
+    /// A dataset's conversations start on a working morning in the bot's own zone, not in
+    /// Shanghai's, so that business-hours rules behave as on an ordinary day wherever the bot is.
+    @Test func turnsStartAtTenInTheBotsZone() throws {
+        var files = replayBotFiles
+        files["r/bot.yaml"] = files["r/bot.yaml"]!.replacingOccurrences(of: "timezone: UTC", with: "timezone: America/New_York")
+        let line = #"{"id":"a","turns":[{"role":"user","content":"hi"},{"role":"user","content":"still there?"}]}"# + "\n"
+        let (_, conversations) = try replayText(line, bot: try replayBot(files))
+        #expect(conversations.first?.steps.map { TranscriptTime.format($0.message.at) } == ["2026-11-30T15:00:00Z", "2026-11-30T15:00:30Z"])
+        #expect(TranscriptReader.Timeline.defaultStart(in: TimeZone(identifier: "Asia/Shanghai")!) == TranscriptReader.Timeline.defaultStart)
+        // An explicit timeline is taken as it is.
+        let given = ReplayOptions(timeline: .init(start: try #require(TranscriptTime.parse("2026-12-01T08:00:00Z"))))
+        let (_, again) = try replayText(line, bot: try replayBot(files), options: given)
+        #expect(again.first?.steps.first.map { TranscriptTime.format($0.message.at) } == "2026-12-01T08:00:00Z")
     }
 }
 

@@ -38,7 +38,7 @@ struct ReportTests {
         #expect(Set(bot.keys) == ["id", "name", "path", "rule_set_version", "rules", "fallback"])
         #expect(bot["id"] as? String == "r" && bot["rules"] as? Int == 5)
         let options = try #require(root["options"] as? [String: Any])
-        #expect(options["agents"] as? String == "takeover" && options["turns_start"] as? String == "2026-11-30T02:00:00Z")
+        #expect(options["agents"] as? String == "takeover" && options["turns_start"] as? String == "2026-11-30T10:00:00Z")
 
         let conversations = try #require(root["conversations"] as? [[String: Any]])
         #expect(conversations.map { $0["id"] as? String } == ["c-1", "c-2", "c-3"])
@@ -94,9 +94,9 @@ struct ReportTests {
         func count(_ s: String) -> Int { html.components(separatedBy: s).count - 1 }
         #expect(html.hasPrefix("<!DOCTYPE html>\n<html lang=\"en\">"))
         #expect(count("<html") == 1 && count("</html>") == 1 && count("<body>") == 1 && count("</body>") == 1)
-        #expect(count("<head>") == 1 && count("<title>Replay of r</title>") == 1)
+        #expect(count("<head>") == 1 && count("<title>Replay of r against o</title>") == 1)
         #expect(count("<svg ") == 2 && count("</svg>") == 2)
-        #expect(html.contains("aria-label=\"Hits per rule\"") && html.contains("aria-label=\"Handoffs by customer message\""))
+        #expect(count("aria-label=\"Hits per rule\"") == 2 && count("aria-label=\"Handoffs by customer message\"") == 2)
         // Self-contained: nothing is loaded from elsewhere, and the policy forbids it.
         #expect(html.contains("Content-Security-Policy\" content=\"default-src 'none'"))
         for external in ["src=\"http", "href=\"http", "@import", "url(", "<link"] { #expect(!html.contains(external), "\(external)") }
@@ -117,6 +117,36 @@ struct ReportTests {
         #expect(html.contains("<span class=\"rule\">o: fallback</span>"))
         #expect(html.contains("Differences: <code>r</code> → <code>o</code>"))
         #expect(html.contains("<code class=\"never-chip\">never</code>"))
+    }
+
+    /// `--against` a second version of the same bot: both named by folder, each with its cards
+    /// and charts, on one scale; no column wider than a phone; one hit visible beside hundreds.
+    @Test func htmlAgainstShowsBothSidesNamedByFolder() throws {
+        let dir = try replayScratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try replayWrite(Array(knownTranscript.utf8), "t.jsonl", in: dir)
+        let next = replayBotFiles.mapValues { $0.replacingOccurrences(of: "at_least: 4", with: "at_least: 3") }
+        let runner = ReplayRunner(bot: try replayBot(), botPath: "bots/r", against: try replayBot(next), againstPath: "/tmp/r-next",
+                                  transcripts: ["t.jsonl"])
+        let out = ReportOutput()
+        var w = try ReportHTML(out, conversations: false)
+        _ = try runner.run([path], into: &w)
+        out.flush()
+        let html = out.text
+        func count(_ s: String) -> Int { html.components(separatedBy: s).count - 1 }
+        #expect(html.contains("<title>Replay of bots/r against /tmp/r-next</title>"))
+        #expect(html.contains("<h1>Replay of <code>bots/r</code> against <code>/tmp/r-next</code></h1>"))
+        #expect(count("<section class=\"cards side-bot\">") == 1 && count("<section class=\"cards side-other\">") == 1)
+        #expect(html.contains("<h2 class=\"side-name side-other\"><code>/tmp/r-next</code></h2>"))
+        #expect(count("<figure class=\"chart side-bot\">") == 2 && count("<figure class=\"chart side-other\">") == 2)
+        #expect(html.contains("<figcaption>Hits per rule · <code>/tmp/r-next</code></figcaption>"))
+        #expect(count("<div class=\"bars\" role=\"img\" aria-label=\"Hits per rule\">") == 2 && count("<svg ") == 2)
+        // One scale for both sides: opening's 3 hits are the longest bar of either.
+        #expect(html.contains("<span class=\"bar\" style=\"width:100.0%\" title=\"opening: 3\">"))
+        // Every grid column may shrink to the page: a fixed minimum wider than a phone is not allowed.
+        let fixed = html.matches(of: /minmax\((\d+)px/).compactMap { Int($0.output.1) }.filter { $0 > 200 }
+        #expect(fixed.isEmpty, "grid minimums wider than a phone: \(fixed)")
+        #expect(html.contains(".bars .bar{display:block;height:100%;min-width:4px"))
     }
 
     @Test func htmlMarksWhereTheBotSpokeOverAHuman() throws {
@@ -145,10 +175,34 @@ struct ReportTests {
         #expect(text.contains("  conversations             3   from 1 transcript\n"))
         #expect(text.contains("  customer messages         9   rules evaluated on 6, silent on 3 (waiting 1, agent 2)\n"))
         #expect(text.contains("  handoffs                  2   in 2 conversations: asked-for-human 1, threshold 1\n"))
-        #expect(text.contains("Rules by hits (4 of 5 fired)\n  opening           3  ██████████████████████████████\n"))
+        #expect(text.contains("Rules by hits (4 of 5 rules fired)\n  opening           3  ██████████████████████████████\n"))
         #expect(text.contains("Never fired (1):\n  never\n"))
         let colour = try report(knownTranscript) { ReportText($0, colour: true, conversations: false) }
         #expect(colour.contains("\u{1B}[1m") && !colour.contains("c-1  "))
+    }
+
+    /// The fallback is not a rule: the report counts rules as `usher check` does (3 here, not 4).
+    @Test func rulesAreCountedAsCheckCountsThem() throws {
+        let (r, _) = try replayText(knownTranscript, bot: try replayBot(replayOtherBotFiles))
+        #expect(r.summary.ruleCount == 3 && r.summary.ruleIDs.count == 4)
+        #expect(r.summary.rulesFiredText == "3 of 3 rules fired, and the fallback")
+        let dir = try replayScratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try replayWrite(Array(knownTranscript.utf8), "t.jsonl", in: dir)
+        for html in [true, false] {
+            let out = ReportOutput()
+            let runner = ReplayRunner(bot: try replayBot(replayOtherBotFiles), botPath: "o", transcripts: ["t.jsonl"])
+            if html {
+                var w = try ReportHTML(out, conversations: false)
+                _ = try runner.run([path], into: &w)
+            } else {
+                var w = ReportText(out, conversations: false)
+                _ = try runner.run([path], into: &w)
+            }
+            out.flush()
+            #expect(out.text.contains(html ? "<div class=\"v\">3/3</div><div class=\"l\">rules fired</div><div class=\"n\">0 never fired; the fallback answered</div>"
+                                           : "Rules by hits (3 of 3 rules fired, and the fallback)\n"))
+        }
     }
 
     @Test func textCutsLongMessagesOnOneLine() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UsherEngine
+import UsherRules
 import UsherTranscripts
 
 @Suite("Rule tests: running")
@@ -31,6 +32,36 @@ struct RuleTestRunnerTests {
         """)
         #expect(results.count == 1)
         #expect(results[0].passed, "\(failureLines(results))")
+    }
+
+    /// A rule test's verdict does not depend on the machine: the decision's time budget never
+    /// runs out (here 1ms, against a regex that takes far longer to reach its match limit).
+    @Test func theDecisionBudgetNeverRunsOutInATest() throws {
+        let loaded = RuleSetLoader.loadBot(botPath: "s/bot.yaml", files: [
+            "s/bot.yaml": "bot: s\nrules: [rules.yaml]\nlimits: {decision_budget: 1ms}\n",
+            "s/rules.yaml": """
+            version: 1
+            rules:
+              - id: slow
+                priority: 10
+                when: {regex: '^(a|aa)+$'}
+                then: [reply: "slow"]
+              - id: ends-in-b
+                when: {regex: 'ab$'}
+                then: [reply: "b at the end"]
+            """,
+        ])
+        let bot = try #require(loaded.ruleSet, "\(loaded.diagnostics.map(\.headline))")
+        let text = String(repeating: "a", count: 40) + "b"
+        let suite = try #require(loadRuleTests("""
+        tests:
+          - name: the second regex still runs
+            conversation:
+              - customer: \(text)
+                expect: {rule: ends-in-b, reply: "b at the end"}
+        """, bot: bot).suite)
+        let results = RuleTestRunner.run(suite, ruleSet: bot)
+        #expect(results.map(\.passed) == [true], "\(failureLines(results))")
     }
 
     @Test func aWrongExpectationFailsWithExpectedAndActual() throws {

@@ -137,6 +137,17 @@ struct YAMLDiagnosticTests {
             "mapping values are not allowed in this context; a value that contains ': ' must be quoted, "
                 + "and a key must start its own line",
         ])
+        // A key one space too far in: an indentation problem, at the key, with the column.
+        let rule = "rules:\n  - id: refund\n     when: {keywords: [refund]}\n"
+        #expect(message(rule) == [
+            "wrong indentation: 'when' starts 1 space further in than 'id' on line 2, so YAML reads it as more of "
+                + "that line's value; start 'when' at column 5, under 'id'",
+        ])
+        #expect(summary(load(rule).1) == ["bad-indentation@3:6"])
+        #expect(message("version: 1\n\n   rules:\n") == [
+            "wrong indentation: 'rules' starts 3 spaces further in than 'version' on line 1, so YAML reads it as more of "
+                + "that line's value; start 'rules' at column 1, under 'version'",
+        ])
         #expect(message("a:\n  b: 1\n c: 2") == [
             "did not find expected key (while parsing a block mapping that started at line 1, column 1); "
                 + "check the indentation: the keys of one mapping must start in the same column",
