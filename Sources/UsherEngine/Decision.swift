@@ -118,4 +118,7 @@ public struct RuleTrace: Sendable, Hashable {
     public var rule: String
     public var priority: Int
     public var verdict: Verdict
+    /// For a rule that fired on a keyword matched through another form of its words or a typo:
+    /// how, as in "matched 'refund' (typo of 'refnd')". Nil when every keyword matched as written.
+    public var matched: String?
 }

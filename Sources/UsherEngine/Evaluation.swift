@@ -81,6 +81,7 @@ struct Evaluation {
                 continue
             }
             record(rule, .fired)
+            if options.trace, let when = rule.when { trace[trace.count - 1].matched = fuzzyMatches(when) }
             fired.append((rule, captures))
             if !rule.continues { stopped = rule.id }
         }
@@ -225,6 +226,31 @@ struct Evaluation {
             return "any"
         default: return "condition holds"
         }
+    }
+
+    /// The keywords of a condition that hold (outside `not`) and matched by form or typo, as
+    /// "matched 'refund' (typo of 'refnd')"; nil when there are none.
+    private mutating func fuzzyMatches(_ c: Condition) -> String? {
+        var ids: [Int] = []
+        func collect(_ c: Condition) {
+            switch c {
+            case let .keywords(any, all, _): ids += any + all
+            case let .all(parts), let .any(parts): parts.forEach(collect)
+            default: break
+            }
+        }
+        collect(c)
+        var seen = Set<Int>()
+        var notes: [String] = []
+        for id in ids where seen.insert(id).inserted {
+            let keyword = ruleSet.keywords.normalizedKeyword(id)
+            switch matcher.evidence(for: id) {
+            case let .form(words)?: notes.append("matched '\(keyword)' (form of '\(words)')")
+            case let .typo(words)?: notes.append("matched '\(keyword)' (typo of '\(words)')")
+            case .exact?, nil: break
+            }
+        }
+        return notes.isEmpty ? nil : notes.joined(separator: "; ")
     }
 
     private func words(_ ids: [Int]) -> String {

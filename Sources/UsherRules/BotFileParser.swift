@@ -132,12 +132,16 @@ struct BotFileParser {
             if let items = reader.texts(node, "'channels'") { channels = items.map { Glob($0.0) } } else { ok = false }
         }
 
-        guard ok else { return nil }
+        let language = parseLanguages(m)
+        if language == nil { ok = false }
+
+        guard ok, let language else { return nil }
         var bot = BotConfig(id: id, name: name, senderId: senderId, timeZone: timeZone, ruleFiles: ruleFiles,
                             schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,
                             loopGuard: loopGuard, handoff: handoff, path: path)
         bot.channels = channels
         bot.decisionBudget = decisionBudget
+        (bot.languages, bot.matching) = language
         return bot
     }
 

@@ -138,7 +138,7 @@ public enum RuleSetLoader {
         }
 
         mutating func compile(bot: BotConfig, scheduleNames: [String]?) -> LoadResult {
-            let compiler = RuleCompiler(scheduleNames: scheduleNames, patternLimits: options.patterns)
+            let compiler = RuleCompiler(scheduleNames: scheduleNames, patternLimits: options.patterns, matching: bot.matching)
             var tops: [(NodeReader, [String: YAMLNode])] = []
             for path in bot.ruleFiles {
                 guard let doc = read(path, bot: false) else { continue }
@@ -153,7 +153,8 @@ public enum RuleSetLoader {
             guard !diagnostics.hasErrors else { return result(nil) }
             let ruleSet = RuleSet(bot: bot, rules: compiler.rules, fallback: compiler.fallback,
                                   fallbackLocation: compiler.fallbackLocation,
-                                  keywords: KeywordIndex(keywords: compiler.keywordTexts),
+                                  keywords: KeywordIndex(keywords: compiler.keywordTexts, matching: compiler.keywordMatching,
+                                                         stemmers: bot.matching.contains(.forms) ? bot.languages.compactMap(Stemmer.init(language:)) : []),
                                   patterns: compiler.patterns, patternLocations: compiler.patternLocations,
                                   version: RuleSetLoader.version(hasher.value), sources: sources)
             diagnostics += RuleLinter(ruleSet: ruleSet).lint()

@@ -14,7 +14,9 @@ public enum DecisionJSON {
         o["trace"] = (d.trace ?? []).map { t -> [String: Any] in
             var j: [String: Any] = ["rule": t.rule, "priority": t.priority]
             switch t.verdict {
-            case .fired: j["verdict"] = "fired"
+            case .fired:
+                j["verdict"] = "fired"
+                if let matched = t.matched { j["matched"] = matched }
             case let .notMatched(r): j["verdict"] = "not_matched"; j["reason"] = r
             case let .blocked(r): j["verdict"] = "blocked"; j["reason"] = r
             case .disabled: j["verdict"] = "disabled"

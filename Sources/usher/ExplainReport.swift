@@ -63,7 +63,7 @@ struct ExplainReport {
         let width = max(8, (decision.trace ?? []).map(\.rule.count).max() ?? 8) + 1
         for t in decision.trace ?? [] {
             let (mark, why): (String, String) = switch t.verdict {
-            case .fired: (paint("✓", "32"), paint("fired", "32"))
+            case .fired: (paint("✓", "32"), paint("fired", "32") + (t.matched.map { ": " + $0 } ?? ""))
             case let .notMatched(r): (dim("·"), r)
             case let .blocked(r): (paint("✗", "33"), r)
             case .disabled: (dim("·"), "disabled (enabled: false)")
