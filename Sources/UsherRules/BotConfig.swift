@@ -47,6 +47,9 @@ public struct BotConfig: Sendable {
     /// How keywords match besides as written (`matching: {word_forms, typos}`), for every keyword
     /// whose rule or entry does not say `exact: true`. Exact matching when bot.yaml says nothing.
     public var matching: WordMatching = .exact
+    /// The spelling dictionaries of `languages` (those written with spaces between words), read
+    /// when `matching.typos` is on: a word spelled right is never a typo.
+    public var dictionaries: [SpellingDictionary] = []
 
     public init(id: String, name: String, senderId: String, timeZone: TimeZone, ruleFiles: [String],
                 schedules: [Schedule] = [], idleReset: TimeInterval? = nil, maxBotReplies: Int? = nil,

@@ -10,8 +10,9 @@ extension BotFileParser {
     /// so a missing stemmer changes nothing for them.
     static let unspacedLanguages: Set<String> = ["zh", "ja", "th", "lo", "km", "my"]
 
-    /// `language: en` or `[en, es]` and `matching: {word_forms, typos}`; nil after an error.
-    func parseLanguages(_ m: [String: YAMLNode]) -> (languages: [String], matching: WordMatching)? {
+    /// `language: en` or `[en, es]` and `matching: {word_forms, typos}`, with the languages'
+    /// dictionaries read when typos are on; nil after an error.
+    func parseLanguages(_ m: [String: YAMLNode]) -> (languages: [String], matching: WordMatching, dictionaries: [SpellingDictionary])? {
         var ok = true
         var languages: [String] = []
         if let node = m["language"], let items = reader.texts(node, "'language'") {
@@ -36,6 +37,7 @@ extension BotFileParser {
         }
 
         var matching = WordMatching.exact
+        var dictionaries: [SpellingDictionary] = []
         if let node = m["matching"], let mm = reader.mapping(node, "'matching'", allowed: Self.matchingKeys) {
             for (key, option) in [("word_forms", WordMatching.forms), ("typos", .typos)] {
                 guard let n = mm[key] else { continue }
@@ -52,10 +54,20 @@ extension BotFileParser {
                     reader.warning("no-stemmer", "Snowball has no stemmer for \(missing.map { "'\($0)'" }.joined(separator: ", ")): word_forms cannot match other forms of \(missing.count == 1 ? "its" : "their") words, which match only as written", at: node)
                 }
             }
+            if matching.contains(.typos) && ok {
+                for code in languages where !Self.unspacedLanguages.contains(code) {
+                    do {
+                        dictionaries.append(try SpellingDictionary.system(code))
+                    } catch {
+                        reader.error("missing-dictionary", "typos: true needs a spelling dictionary for every language of the bot, to tell typos from words spelled right: \(error.message)", at: node)
+                        ok = false
+                    }
+                }
+            }
         } else if m["matching"] != nil {
             ok = false
         }
-        return ok ? (languages, matching) : nil
+        return ok ? (languages, matching, dictionaries) : nil
     }
 
     /// A lower-case ISO 639 code that Foundation knows (`en`, `es`, `yue`).

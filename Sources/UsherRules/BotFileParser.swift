@@ -141,7 +141,7 @@ struct BotFileParser {
                             loopGuard: loopGuard, handoff: handoff, path: path)
         bot.channels = channels
         bot.decisionBudget = decisionBudget
-        (bot.languages, bot.matching) = language
+        (bot.languages, bot.matching, bot.dictionaries) = language
         return bot
     }
 

@@ -154,7 +154,8 @@ public enum RuleSetLoader {
             let ruleSet = RuleSet(bot: bot, rules: compiler.rules, fallback: compiler.fallback,
                                   fallbackLocation: compiler.fallbackLocation,
                                   keywords: KeywordIndex(keywords: compiler.keywordTexts, matching: compiler.keywordMatching,
-                                                         stemmers: bot.matching.contains(.forms) ? bot.languages.compactMap(Stemmer.init(language:)) : []),
+                                                         stemmers: bot.matching.contains(.forms) ? bot.languages.compactMap(Stemmer.init(language:)) : [],
+                                                         dictionaries: bot.dictionaries),
                                   patterns: compiler.patterns, patternLocations: compiler.patternLocations,
                                   version: RuleSetLoader.version(hasher.value), sources: sources)
             diagnostics += RuleLinter(ruleSet: ruleSet).lint()

@@ -58,8 +58,9 @@ public final class KeywordIndex: Sendable {
 
     /// Builds the index; `keywords[i]` gets id `i`. `matching[i]` says how keyword `i` matches
     /// besides as written (missing entries: exactly), with the Snowball stemmers of the bot's
-    /// languages for forms.
-    public init(keywords: [String], matching: [WordMatching] = [], stemmers: [Stemmer] = []) {
+    /// languages for forms and their dictionaries for typos (a word spelled right is no typo).
+    public init(keywords: [String], matching: [WordMatching] = [], stemmers: [Stemmer] = [],
+                dictionaries: [SpellingDictionary] = []) {
         var plainKeywords: [(id: Int, bytes: [UInt8])] = []
         var accentedKeywords: [(id: Int, bytes: [UInt8])] = []
         var normalized: [String] = []
@@ -80,7 +81,7 @@ public final class KeywordIndex: Sendable {
         plain = Automaton(plainKeywords)
         accented = Automaton(accentedKeywords)
         words = matching.contains(where: { !$0.isEmpty })
-            ? WordIndex(keywords: texts, matching: matching, stemmers: stemmers) : nil
+            ? WordIndex(keywords: texts, matching: matching, stemmers: stemmers, dictionaries: dictionaries) : nil
     }
 
     /// The number of keywords, empty ones included.

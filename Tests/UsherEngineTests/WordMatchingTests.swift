@@ -32,6 +32,22 @@ import UsherRules
         #expect(d.customer("cancer").firedRules == ["fallback"])
     }
 
+    @Test func typosFireAndTheTraceSaysHow() throws {
+        var d = try Driver(Self.rules, bot: "language: en\nmatching: {word_forms: true, typos: true}\n")
+        let decision = d.customer("I want a refnd")
+        #expect(decision.firedRules == ["refund"])
+        #expect(try #require(decision.trace?.first { $0.rule == "refund" }).matched == "matched 'refund' (typo of 'refnd')")
+        #expect(d.customer("cancle it").firedRules == ["cancel"])
+        // Spelled right, so not a typo; and "card" is never "cart".
+        #expect(d.customer("cancer").firedRules == ["fallback"])
+        #expect(d.customer("a parcle").firedRules == ["fallback"])   // the rule says exact: true
+    }
+
+    @Test func typosOffByDefault() throws {
+        var d = try Driver(Self.rules, bot: "language: en\nmatching: {word_forms: true}\n")
+        #expect(d.customer("I want a refnd").firedRules == ["fallback"])
+    }
+
     @Test func exactMatchesSayNothingMore() throws {
         var d = try Driver(Self.rules, bot: "language: en\nmatching: {word_forms: true}\n")
         let decision = d.customer("a refund please")
@@ -46,8 +62,8 @@ import UsherRules
 
     /// The worker decides without a trace: the same rules fire.
     @Test func tracedAndUntracedAgree() throws {
-        let d = try Driver(Self.rules, bot: "language: en\nmatching: {word_forms: true}\n")
-        for text in ["refunds", "cancelled", "parcels", "moneys back", "hello"] {
+        let d = try Driver(Self.rules, bot: "language: en\nmatching: {word_forms: true, typos: true}\n")
+        for text in ["refunds", "cancelled", "parcels", "moneys back", "hello", "refnd", "cancer"] {
             let m = Message(id: "m", conversationID: "c", from: .customer, text: text, at: d.now)
             let traced = Engine.decide(d.ruleSet, d.state, m, now: d.now, options: .init(trace: true))
             let untraced = Engine.decide(d.ruleSet, d.state, m, now: d.now)

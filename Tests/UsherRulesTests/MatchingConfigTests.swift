@@ -10,6 +10,13 @@ import UsherText
         "bot: test\ntimezone: UTC\nrules: [rules.yaml]\n" + lines + "\n"
     }
 
+    @Test func typosReadTheDictionaries() throws {
+        let rs = try ruleSet(okRule, bot: Self.bot("language: [en, zh, es]\nmatching: {typos: true}"))
+        #expect(rs.bot.dictionaries.map(\.language) == ["en", "es"])
+        let off = try ruleSet(okRule, bot: Self.bot("language: [en, es]\nmatching: {word_forms: true}"))
+        #expect(off.bot.dictionaries.isEmpty)
+    }
+
     @Test func languagesAndMatchingLoad() throws {
         let rs = try ruleSet(okRule, bot: Self.bot("language: [en, es]\nmatching: {word_forms: true, typos: false}"))
         #expect(rs.bot.languages == ["en", "es"])
@@ -34,6 +41,7 @@ import UsherText
         ("matching: {word_forms: true}", ["b/bot.yaml:4:11: error: [missing-language] 'matching' needs the language your customers write in; add a line like 'language: en' (or 'language: [en, es]')"]),
         ("language: en\nmatching: {word_form: true}", ["b/bot.yaml:5:12: error: [unknown-key] unknown key 'word_form' in 'matching'; did you mean 'word_forms'?"]),
         ("language: en\nmatching: {typos: yes}", ["b/bot.yaml:5:19: error: [wrong-type] expected true or false for 'typos', found 'yes'; write 'true'"]),
+        ("language: [en, kl]\nmatching: {typos: true}", ["b/bot.yaml:5:11: error: [missing-dictionary] typos: true needs a spelling dictionary for every language of the bot, to tell typos from words spelled right: no hunspell dictionary for 'kl' in /usr/share/hunspell; install one (Debian: apt-get install hunspell-kl)"]),
         ("language: [en, ko, zh]\nmatching: {word_forms: true}", ["b/bot.yaml:5:11: warning: [no-stemmer] Snowball has no stemmer for 'ko': word_forms cannot match other forms of its words, which match only as written"]),
     ]
 

@@ -1,0 +1,132 @@
+/// Finds the keyword words a message word may be a typo of, without comparing it with each:
+/// symmetric deletion (as in SymSpell). Two words within `k` edits share a string made by
+/// deleting at most `k` letters from each ("refund" and "refnud" both give "refnd"), so the index
+/// keeps a hash of every such deletion of every keyword word, and a message word looks its own
+/// deletions up — its length plus one look-ups for one edit, whatever the number of keywords.
+/// A hit is a candidate only: `EditDistance` decides.
+///
+/// Hashes go through a bit set first (hashes of 2^22 bits, 512 KiB), so most look-ups are one
+/// bit test; only a set bit reads the table.
+struct TypoIndex: Sendable {
+    /// What a hash stands for: a phrase's first word as written (`stem` −1), or its stem in the
+    /// language numbered `stem`.
+    struct Target: Sendable, Hashable {
+        let phrase: Int32
+        let stem: Int8
+    }
+
+    private static let bitCount = 1 << 22
+    private var bits = [UInt64](repeating: 0, count: TypoIndex.bitCount / 64)
+    private var targets: [UInt64: [Target]] = [:]
+    /// The most deletions a message word needs: 2 once a keyword word of 9 letters or more is in.
+    private(set) var maxEdits = 0
+    /// Message words of these lengths (in letters) can be within reach of a keyword word.
+    private(set) var shortest = Int.max
+    private(set) var longest = 0
+
+    var isEmpty: Bool { targets.isEmpty }
+
+    /// Indexes a keyword word (its letters) that may be misspelt by up to `edits` edits.
+    mutating func insert(_ word: [UInt32], edits: Int, target: Target) {
+        guard edits > 0 else { return }
+        maxEdits = max(maxEdits, edits)
+        shortest = min(shortest, word.count - edits)
+        longest = max(longest, word.count + edits)
+        word.withUnsafeBufferPointer { letters in
+            Self.forEachDeletion(letters, upTo: edits) { hash in
+                bits[Int(hash >> 42) >> 6] |= 1 << ((hash >> 42) & 63)
+                if targets[hash]?.contains(target) != true { targets[hash, default: []].append(target) }
+            }
+        }
+    }
+
+    /// The targets a word (its letters) may be a typo of, each once, in no set order.
+    func candidates(_ word: UnsafeBufferPointer<UInt32>, into found: inout [Target]) {
+        guard word.count >= shortest, word.count <= longest else { return }
+        let edits = word.count >= 7 ? maxEdits : 1   // keyword words under 9 letters allow one edit
+        Self.forEachDeletion(word, upTo: edits) { hash in
+            guard bits[Int(hash >> 42) >> 6] & (1 << ((hash >> 42) & 63)) != 0, let list = targets[hash] else { return }
+            for t in list where !found.contains(t) { found.append(t) }
+        }
+    }
+
+    // MARK: Hashes of deletions
+
+    private static let base: UInt64 = 0x100_0000_01B3   // FNV's prime: odd, spreads bits
+
+    /// Calls `body` with the hash of `word` and of every string made from it by deleting one
+    /// letter, and two letters when `upTo` is 2 (repeats included). A polynomial hash, so each
+    /// deletion's hash comes from prefix hashes in constant time.
+    private static func forEachDeletion(_ word: UnsafeBufferPointer<UInt32>, upTo edits: Int, _ body: (UInt64) -> Void) {
+        let n = word.count
+        guard n <= 62 else { return }   // no keyword word is that long; not worth a heap buffer
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 * (n + 1)) { scratch in
+            let prefix = scratch.baseAddress!          // prefix[i]: hash of word[0..<i]
+            let power = prefix + (n + 1)               // power[i]: base^i
+            prefix[0] = 0
+            power[0] = 1
+            for i in 0..<n {
+                prefix[i + 1] = prefix[i] &* base &+ UInt64(word[i])
+                power[i + 1] = power[i] &* base
+            }
+            func range(_ a: Int, _ b: Int) -> UInt64 { prefix[b] &- prefix[a] &* power[b - a] }
+            body(finish(prefix[n], n))
+            guard edits >= 1, n >= 1 else { return }
+            for i in 0..<n {
+                body(finish(prefix[i] &* power[n - 1 - i] &+ range(i + 1, n), n - 1))
+            }
+            guard edits >= 2, n >= 2 else { return }
+            for i in 0..<n {
+                for j in (i + 1)..<n {
+                    let h = prefix[i] &* power[n - 2 - i] &+ range(i + 1, j) &* power[n - 1 - j] &+ range(j + 1, n)
+                    body(finish(h, n - 2))
+                }
+            }
+        }
+    }
+
+    /// Mixes the length in and spreads the bits (the bit set uses the top 22).
+    @inline(__always)
+    private static func finish(_ h: UInt64, _ length: Int) -> UInt64 {
+        var x = h ^ UInt64(length) &* 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 31)) &* 0xBF58_476D_1CE4_E5B9
+        return x ^ (x >> 29)
+    }
+}
+
+/// Edit distance with adjacent transpositions counting as one edit (optimal string alignment):
+/// "refund" → "refnud" is 1.
+enum EditDistance {
+    /// The distance between `a` and `b`, or `limit + 1` when it is more than `limit`.
+    static func distance(_ a: UnsafeBufferPointer<UInt32>, _ b: UnsafeBufferPointer<UInt32>, limit: Int) -> Int {
+        let n = a.count, m = b.count
+        if abs(n - m) > limit { return limit + 1 }
+        if n == 0 || m == 0 { return max(n, m) }
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * (m + 1)) { rows in
+            var previous2 = rows.baseAddress!
+            var previous = previous2 + (m + 1)
+            var current = previous + (m + 1)
+            for j in 0...m { previous[j] = j }
+            for i in 1...n {
+                current[0] = i
+                var best = i
+                for j in 1...m {
+                    let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                    var d = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                    if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                        d = min(d, previous2[j - 2] + 1)
+                    }
+                    current[j] = d
+                    best = min(best, d)
+                }
+                if best > limit { return limit + 1 }
+                (previous2, previous, current) = (previous, current, previous2)
+            }
+            return min(previous[m], limit + 1)
+        }
+    }
+
+    static func distance(_ a: [UInt32], _ b: [UInt32], limit: Int) -> Int {
+        a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in distance(a, b, limit: limit) } }
+    }
+}

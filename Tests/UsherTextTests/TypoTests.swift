@@ -1,0 +1,78 @@
+import Testing
+import UsherText
+
+@Suite struct TypoTests {
+    static let english = try! SpellingDictionary.system("en")
+
+    /// (keyword, message, matches with typos on), against Debian's American English dictionary.
+    static let table: [(keyword: String, message: String, matches: Bool)] = [
+        ("refund", "I want a refnd", true),             // a letter missing
+        ("refund", "I want a refudn", true),            // two swapped
+        ("refund", "I want a rfund", true),
+        ("refund", "I want a refunx", true),            // a letter changed
+        ("refund", "I want a reefund", true),           // a letter added
+        ("refund", "I want a rfnd", false),             // two edits: too many for 6 letters
+        ("cancel", "cancer treatment", false),          // spelled right: a word, not a typo
+        ("cancel", "cancle my order", true),
+        ("cart", "my card", false),                     // under 5 letters: no typos
+        ("cart", "my crat", false),
+        ("order", "my ordr", true),
+        ("order", "my odrer", true),
+        ("order", "my older son", false),               // a word
+        ("baggage", "lost bagage", true),
+        ("replacement", "a replacemnt", true),          // 11 letters: two edits
+        ("replacement", "a replcemnt", true),
+        ("replacement", "a rplcemnt", false),
+        ("money back", "give my mony back", true),      // a phrase, word by word
+        ("money back", "give my mony bak", false),      // "back" has 4 letters: exact or nothing
+        ("refund", "refnd2", false),                    // digits: as written only
+        ("refund", "我要refnd", true),
+    ]
+
+    @Test(arguments: table)
+    func typosMatch(_ row: (keyword: String, message: String, matches: Bool)) {
+        let index = KeywordIndex(keywords: [row.keyword], matching: [.typos], dictionaries: [Self.english])
+        #expect(index.matches(in: NormalizedText(row.message)).contains(0) == row.matches, "\(row.keyword) in \(row.message)")
+        let exact = KeywordIndex(keywords: [row.keyword])
+        #expect(!exact.matches(in: NormalizedText(row.message)).contains(0) || row.matches)
+    }
+
+    /// With forms on too, a typo of a stem counts: "refnd" is one edit from "refund", the stem
+    /// of "refunds".
+    @Test func typoOfAForm() {
+        let stemmers = [Stemmer(language: "en")!]
+        let index = KeywordIndex(keywords: ["refunds"], matching: [[.forms, .typos]], stemmers: stemmers, dictionaries: [Self.english])
+        #expect(index.matches(in: NormalizedText("a refnd")).ids == [0])
+        #expect(index.evidence(for: 0, in: NormalizedText("a refnd")) == .typo("refnd"))
+        #expect(index.evidence(for: 0, in: NormalizedText("a refund")) == .form("refund"))
+        #expect(index.evidence(for: 0, in: NormalizedText("refunds!")) == .exact)
+    }
+
+    /// The dictionary decides what is a word: with an empty one, "cancer" is a typo of "cancel".
+    @Test func theDictionaryDecides() {
+        let none = SpellingDictionary(language: "xx", dic: "0\n", aff: "")
+        let index = KeywordIndex(keywords: ["cancel"], matching: [.typos], dictionaries: [none])
+        #expect(index.matches(in: NormalizedText("cancer")).ids == [0])
+        let english = KeywordIndex(keywords: ["cancel"], matching: [.typos], dictionaries: [Self.english])
+        #expect(english.matches(in: NormalizedText("cancer")).ids == [])
+    }
+
+    /// A word spelled right in any language of the bot is no typo; the customer's accents count
+    /// ("cáncer" is Spanish, "cancer" is English).
+    @Test func anyLanguageOfTheBot() throws {
+        let spanish = try SpellingDictionary.system("es")
+        let index = KeywordIndex(keywords: ["cancel", "pedido"], matching: [.typos, .typos], dictionaries: [spanish])
+        #expect(index.matches(in: NormalizedText("tengo cáncer")).ids == [])
+        #expect(index.matches(in: NormalizedText("mi pedio")).ids == [1])
+        #expect(index.matches(in: NormalizedText("mi pedidos")).ids == [])   // spelled right in Spanish
+    }
+
+    @Test func editDistanceCountsASwapAsOne() {
+        let index = KeywordIndex(keywords: ["abcdefgh"], matching: [.typos], dictionaries: [])
+        #expect(index.matches(in: NormalizedText("bacdefgh")).ids == [0])
+        #expect(index.matches(in: NormalizedText("badcefgh")).ids == [])     // two swaps
+        let long = KeywordIndex(keywords: ["abcdefghi"], matching: [.typos], dictionaries: [])
+        #expect(long.matches(in: NormalizedText("badcefghi")).ids == [0])
+        #expect(long.matches(in: NormalizedText("badcfeghi")).ids == [])
+    }
+}
