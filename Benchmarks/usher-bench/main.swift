@@ -17,7 +17,7 @@ _ = FileManager.default.changeCurrentDirectoryPath(
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path)
 
 BenchArguments.check(usage: """
-    usher-bench [--quick] [--only support|scale|compile|budget|replay|worker|http]   (from the repository root; BENCHMARKS.md)
+    usher-bench [--quick] [--only support|scale|words|corpus|compile|budget|replay|worker|http]   (from the repository root; BENCHMARKS.md)
       decisions per second for bots/support, matching time per message with 100, 1,000 and
       10,000 keyword rules plus 20 regexes, their compile time, decision time p50/p99/max of a
       bot with 500 catastrophic regexes under attack beside bots/support, replay, the worker
@@ -112,7 +112,7 @@ func words(_ count: Int, rng: inout SplitMix64) -> [String] {
     return out
 }
 
-func syntheticBot(rules: Int) -> [String: String] {
+func syntheticBot(rules: Int, botLines: String = "") -> [String: String] {
     var rng = SplitMix64(state: 42)
     let vocab = words(rules * 2, rng: &rng)
     var y = "version: 1\nrules:\n"
@@ -130,7 +130,7 @@ func syntheticBot(rules: Int) -> [String: String] {
     for i in 0..<rules {
         y += "  - id: kw-\(i)\n    when: {keywords: [\(vocab[2 * i]), \"\(vocab[2 * i + 1]) \(vocab[(2 * i + 7) % vocab.count])\"]}\n    then: [reply: \"keyword \(i)\"]\n"
     }
-    let bot = "bot: bench\ntimezone: UTC\nrules: [rules.yaml]\n"
+    let bot = "bot: bench\ntimezone: UTC\nrules: [rules.yaml]\n" + botLines
     return ["bench/bot.yaml": bot, "bench/rules.yaml": y]
 }
 
@@ -224,6 +224,7 @@ if only == "compile" {
     let files = syntheticBot(rules: 10_000)
     for _ in 0..<3 { _ = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files) }
 }
+if only == nil || only == "words" { WordsBench.run(quick: quick) }
 if only == nil || only == "budget" { BudgetBench.run(quick: quick) }
 if only == nil || only == "replay" { replay() }
 if only == nil || only == "http" {

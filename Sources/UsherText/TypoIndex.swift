@@ -28,60 +28,88 @@ struct TypoIndex: Sendable {
 
     /// Indexes a keyword word (its letters) that may be misspelt by up to `edits` edits.
     mutating func insert(_ word: [UInt32], edits: Int, target: Target) {
-        guard edits > 0 else { return }
+        guard edits > 0, word.count <= Self.longestWord else { return }
         maxEdits = max(maxEdits, edits)
         shortest = min(shortest, word.count - edits)
         longest = max(longest, word.count + edits)
-        word.withUnsafeBufferPointer { letters in
-            Self.forEachDeletion(letters, upTo: edits) { hash in
-                bits[Int(hash >> 42) >> 6] |= 1 << ((hash >> 42) & 63)
-                if targets[hash]?.contains(target) != true { targets[hash, default: []].append(target) }
-            }
+        for hash in word.withUnsafeBufferPointer({ Self.deletions($0, upTo: edits) }) {
+            bits[Int(hash >> 42) >> 6] |= 1 << ((hash >> 42) & 63)
+            if targets[hash]?.contains(target) != true { targets[hash, default: []].append(target) }
         }
     }
 
-    /// The targets a word (its letters) may be a typo of, each once, in no set order.
-    func candidates(_ word: UnsafeBufferPointer<UInt32>, into found: inout [Target]) {
-        guard word.count >= shortest, word.count <= longest else { return }
-        let edits = word.count >= 7 ? maxEdits : 1   // keyword words under 9 letters allow one edit
-        Self.forEachDeletion(word, upTo: edits) { hash in
-            guard bits[Int(hash >> 42) >> 6] & (1 << ((hash >> 42) & 63)) != 0, let list = targets[hash] else { return }
-            for t in list where !found.contains(t) { found.append(t) }
+    /// Whether a word of this many letters can be within reach of a keyword word.
+    func reaches(letters: Int) -> Bool { letters >= shortest && letters <= longest }
+
+    /// The most edits a word of this many letters may be from a keyword word: two only from 7
+    /// letters (a keyword word under 9 letters allows one).
+    func edits(letters: Int) -> Int { letters >= 7 ? maxEdits : 1 }
+
+    /// The targets a word (its letters: bytes of ASCII, or Unicode scalars) may be a typo of,
+    /// each once, in no set order.
+    func candidates<Letter: FixedWidthInteger>(_ word: UnsafeBufferPointer<Letter>, into found: inout [Target]) {
+        guard reaches(letters: word.count) else { return }
+        let n = word.count
+        let edits = edits(letters: n)
+        // n + 1 hashes for one edit, and n(n − 1)/2 more for two.
+        let count = 1 + n + (edits > 1 ? n * (n - 1) / 2 : 0)
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count + 2 * (n + 1)) { scratch in
+            let hashes = Self.deletions(word, upTo: edits, scratch: scratch)
+            bits.withUnsafeBufferPointer { bits in
+                for hash in hashes where bits[Int(hash >> 48)] & (1 << ((hash >> 42) & 63)) != 0 {
+                    for t in targets[hash] ?? [] where !found.contains(t) { found.append(t) }
+                }
+            }
         }
     }
 
     // MARK: Hashes of deletions
 
     private static let base: UInt64 = 0x100_0000_01B3   // FNV's prime: odd, spreads bits
+    /// No keyword word is longer; the scratch space stays small.
+    private static let longestWord = 62
 
-    /// Calls `body` with the hash of `word` and of every string made from it by deleting one
-    /// letter, and two letters when `upTo` is 2 (repeats included). A polynomial hash, so each
-    /// deletion's hash comes from prefix hashes in constant time.
-    private static func forEachDeletion(_ word: UnsafeBufferPointer<UInt32>, upTo edits: Int, _ body: (UInt64) -> Void) {
+    /// The hashes of `word` and of every string made from it by deleting one letter, and two
+    /// letters when `upTo` is 2 (repeats included), written to the start of `scratch` (at least
+    /// 1 + n + n(n − 1)/2 + 2(n + 1) entries). A polynomial hash, so each deletion's hash comes
+    /// from prefix hashes in constant time.
+    @inline(__always)
+    private static func deletions<Letter: FixedWidthInteger>(_ word: UnsafeBufferPointer<Letter>, upTo edits: Int,
+                                                             scratch: UnsafeMutableBufferPointer<UInt64>) -> UnsafeBufferPointer<UInt64> {
         let n = word.count
-        guard n <= 62 else { return }   // no keyword word is that long; not worth a heap buffer
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 * (n + 1)) { scratch in
-            let prefix = scratch.baseAddress!          // prefix[i]: hash of word[0..<i]
-            let power = prefix + (n + 1)               // power[i]: base^i
-            prefix[0] = 0
-            power[0] = 1
+        let out = scratch.baseAddress!
+        let prefix = out + (1 + n + (edits > 1 ? n * (n - 1) / 2 : 0))   // prefix[i]: hash of word[0..<i]
+        let power = prefix + (n + 1)                                     // power[i]: base^i
+        prefix[0] = 0
+        power[0] = 1
+        for i in 0..<n {
+            prefix[i + 1] = prefix[i] &* base &+ UInt64(truncatingIfNeeded: word[i])
+            power[i + 1] = power[i] &* base
+        }
+        @inline(__always) func range(_ a: Int, _ b: Int) -> UInt64 { prefix[b] &- prefix[a] &* power[b - a] }
+        var count = 0
+        out[count] = finish(prefix[n], n); count += 1
+        if edits >= 1 {
             for i in 0..<n {
-                prefix[i + 1] = prefix[i] &* base &+ UInt64(word[i])
-                power[i + 1] = power[i] &* base
+                out[count] = finish(prefix[i] &* power[n - 1 - i] &+ range(i + 1, n), n - 1); count += 1
             }
-            func range(_ a: Int, _ b: Int) -> UInt64 { prefix[b] &- prefix[a] &* power[b - a] }
-            body(finish(prefix[n], n))
-            guard edits >= 1, n >= 1 else { return }
-            for i in 0..<n {
-                body(finish(prefix[i] &* power[n - 1 - i] &+ range(i + 1, n), n - 1))
-            }
-            guard edits >= 2, n >= 2 else { return }
+        }
+        if edits >= 2 && n >= 2 {
             for i in 0..<n {
                 for j in (i + 1)..<n {
                     let h = prefix[i] &* power[n - 2 - i] &+ range(i + 1, j) &* power[n - 1 - j] &+ range(j + 1, n)
-                    body(finish(h, n - 2))
+                    out[count] = finish(h, n - 2); count += 1
                 }
             }
+        }
+        return UnsafeBufferPointer(start: out, count: count)
+    }
+
+    /// The same, into an array (building the index).
+    private static func deletions(_ word: UnsafeBufferPointer<UInt32>, upTo edits: Int) -> [UInt64] {
+        let n = word.count
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 1 + n + n * (n - 1) / 2 + 2 * (n + 1)) {
+            Array(deletions(word, upTo: edits, scratch: $0))
         }
     }
 

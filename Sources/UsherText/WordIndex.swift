@@ -152,150 +152,136 @@ final class WordIndex: Sendable {
         let ascii = text.isASCII
         let go = text.folded.withUnsafeBufferPointer { folded in
             text.exact.withUnsafeBufferPointer { exact in
-                var scan = Scan(index: self, bytes: folded, exact: ascii ? nil : exact, side: ascii ? nil : false)
-                return scan.run(body)
+                scan(folded, exact: ascii ? nil : exact, side: ascii ? nil : false, body)
             }
         }
         if go && !ascii && hasAccented {
-            _ = text.exact.withUnsafeBufferPointer { exact in
-                var scan = Scan(index: self, bytes: exact, exact: nil, side: true)
-                return scan.run(body)
-            }
+            _ = text.exact.withUnsafeBufferPointer { exact in scan(exact, exact: nil, side: true, body) }
         }
     }
 
-    /// One pass over one form of a message.
+    /// What one pass over a message has worked out so far. The words sit in the caller's stack
+    /// buffer; stems and dictionary answers are made only for the few words that need them.
     private struct Scan {
-        let index: WordIndex
         let bytes: UnsafeBufferPointer<UInt8>
+        let tokens: UnsafeBufferPointer<WordToken>
         /// For the folded form of a non-ASCII message: the text as written, so that the
         /// dictionary sees the customer's accents ("cáncer" is a Spanish word, "cancer" not).
         let exact: UnsafeBufferPointer<UInt8>?
         /// True: accented keywords only; false: the others; nil: both.
         let side: Bool?
-        var tokens: [WordToken] = []
-        var exactTokens: [WordToken] = []
-        /// Per language, per token: its stem, made when first needed.
+        /// Per language, per token: its stem.
         var stems: [[[UInt8]?]] = []
-        /// Per token: spelled right in some language (nil: not looked up yet).
+        /// Per token: spelled right in some language of the bot.
         var spelled: [Bool?] = []
+        var exactTokens: [WordToken] = []
 
-        init(index: WordIndex, bytes: UnsafeBufferPointer<UInt8>, exact: UnsafeBufferPointer<UInt8>?, side: Bool?) {
-            self.index = index
-            self.bytes = bytes
-            self.exact = exact
-            self.side = side
-            WordToken.scan(bytes, into: &tokens)
+        func word(_ t: Int) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[tokens[t].start..<tokens[t].end])
         }
+    }
 
-        /// Returns false when `body` asked to stop.
-        mutating func run(_ body: (Int, How, () -> String) -> Bool) -> Bool {
+    /// One pass over one form of a message. Returns false when `body` asked to stop.
+    private func scan(_ bytes: UnsafeBufferPointer<UInt8>, exact: UnsafeBufferPointer<UInt8>?, side: Bool?,
+                      _ body: (Int, How, () -> String) -> Bool) -> Bool {
+        // A word takes two bytes at least (a letter and what ends it), so this many always fit.
+        withUnsafeTemporaryAllocation(of: WordToken.self, capacity: bytes.count / 2 + 1) { buffer in
+            let count = WordToken.scan(bytes, into: buffer)
+            var scan = Scan(bytes: bytes, tokens: UnsafeBufferPointer(rebasing: buffer[..<count]), exact: exact, side: side)
             var candidates: [TypoIndex.Target] = []
-            for t in tokens.indices where tokens[t].isWord {
-                let token = tokens[t]
-                if index.hasForms {
+            for t in 0..<count where buffer[t].isWord {
+                let token = buffer[t]
+                if hasForms {
                     // Accented keywords stem from the text as written, where a non-ASCII word's
                     // start need not be its stem's (Snowball drops Spanish accents): those always try.
                     let bypass = side == true && !token.isASCII
-                    if bypass || index.prefixes.mayMatch(bytes, start: token.start, count: token.count) {
-                        for l in index.stemmers.indices {
-                            guard let phrases = index.byFirstStem[l][stem(l, t)] else { continue }
-                            for p in phrases where !report(p, at: t, body) { return false }
+                    if bypass || prefixes.mayMatch(bytes, start: token.start, count: token.count) {
+                        for l in stemmers.indices {
+                            guard let phrases = byFirstStem[l][stem(l, t, &scan)] else { continue }
+                            for p in phrases where !report(p, at: t, &scan, body) { return false }
                         }
                     }
                 }
-                if !index.typos.isEmpty {
-                    candidates.removeAll(keepingCapacity: true)
-                    withLetters(t) { index.typos.candidates($0, into: &candidates) }
-                    for c in candidates where !report(Int(c.phrase), at: t, body) { return false }
+                guard typos.maxEdits > 0 else { continue }
+                if token.isASCII {
+                    guard typos.reaches(letters: token.count) else { continue }
+                    // A long word costs dozens of look-ups for two edits, a dictionary check one:
+                    // most long words of a message are spelled right.
+                    let word = scan.word(t)
+                    if typos.edits(letters: token.count) > 1 && dictionaries.contains(where: { $0.surelyKnows(word) }) {
+                        continue
+                    }
+                    typos.candidates(word, into: &candidates)
+                } else {
+                    let letters = String(decoding: scan.word(t), as: UTF8.self).unicodeScalars.map(\.value)
+                    letters.withUnsafeBufferPointer { typos.candidates($0, into: &candidates) }
                 }
+                guard !candidates.isEmpty else { continue }
+                for c in candidates where !report(Int(c.phrase), at: t, &scan, body) { return false }
+                candidates.removeAll(keepingCapacity: true)
             }
             return true
         }
+    }
 
-        /// Checks phrase `p` at token `t` and reports it when it matches. Returns false when
-        /// `body` asked to stop.
-        private mutating func report(_ p: Int, at t: Int, _ body: (Int, How, () -> String) -> Bool) -> Bool {
-            let phrase = index.phrases[p]
-            if let side, phrase.accented != side { return true }
-            let count = phrase.words.count
-            guard t + count <= tokens.count else { return true }
-            var weakest = How.exact
-            for k in 0..<count {
-                let token = tokens[t + k]
-                if k > 0 {
-                    let previous = tokens[t + k - 1]
-                    guard token.start == previous.end + 1, bytes[previous.end] == 0x20 else { return true }
-                }
-                guard token.isWord, let how = match(phrase.words[k], t + k) else { return true }
-                weakest = max(weakest, how)
+    /// Checks phrase `p` at token `t` and reports it when it matches. Returns false when `body`
+    /// asked to stop.
+    private func report(_ p: Int, at t: Int, _ scan: inout Scan, _ body: (Int, How, () -> String) -> Bool) -> Bool {
+        let phrase = phrases[p]
+        if let side = scan.side, phrase.accented != side { return true }
+        let count = phrase.words.count
+        let tokens = scan.tokens
+        guard t + count <= tokens.count else { return true }
+        var weakest = How.exact
+        for k in 0..<count {
+            let token = tokens[t + k]
+            if k > 0 {
+                let previous = tokens[t + k - 1]
+                guard token.start == previous.end + 1, scan.bytes[previous.end] == 0x20 else { return true }
             }
-            // As written, the automata found it already.
-            if weakest == .exact { return true }
-            let start = tokens[t].start, end = tokens[t + count - 1].end
-            let bytes = self.bytes
-            return body(phrase.keyword, weakest) {
-                String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-            }
+            guard token.isWord, let how = match(phrase.words[k], t + k, &scan) else { return true }
+            weakest = max(weakest, how)
         }
+        // As written, the automata found it already.
+        if weakest == .exact { return true }
+        let words = UnsafeBufferPointer(rebasing: scan.bytes[tokens[t].start..<tokens[t + count - 1].end])
+        return body(phrase.keyword, weakest) { String(decoding: words, as: UTF8.self) }
+    }
 
-        /// How token `t` matches one keyword word, if it does.
-        private mutating func match(_ word: Word, _ t: Int) -> How? {
-            let token = tokens[t]
-            let text = UnsafeBufferPointer(rebasing: bytes[token.start..<token.end])
-            if text.elementsEqual(word.bytes) { return .exact }
-            for (l, stem) in word.stems.enumerated() where self.stem(l, t) == stem { return .form }
-            guard word.edits > 0 else { return nil }
-            let close = withLetters(t) { letters in
-                word.letters.withUnsafeBufferPointer { EditDistance.distance(letters, $0, limit: word.edits) <= word.edits }
-                    || word.stemLetters.contains { stem in
-                        stem.withUnsafeBufferPointer { EditDistance.distance(letters, $0, limit: word.edits) <= word.edits }
-                    }
-            }
-            return close && !isSpelledRight(t) ? .typo : nil
-        }
+    /// How token `t` matches one keyword word, if it does.
+    private func match(_ word: Word, _ t: Int, _ scan: inout Scan) -> How? {
+        let text = scan.word(t)
+        if text.elementsEqual(word.bytes) { return .exact }
+        for (l, stem) in word.stems.enumerated() where self.stem(l, t, &scan) == stem { return .form }
+        guard word.edits > 0 else { return nil }
+        let letters = scan.tokens[t].isASCII ? text.map(UInt32.init) : String(decoding: text, as: UTF8.self).unicodeScalars.map(\.value)
+        let close = EditDistance.distance(letters, word.letters, limit: word.edits) <= word.edits
+            || word.stemLetters.contains { EditDistance.distance(letters, $0, limit: word.edits) <= word.edits }
+        return close && !isSpelledRight(t, &scan) ? .typo : nil
+    }
 
-        private mutating func stem(_ l: Int, _ t: Int) -> [UInt8] {
-            if stems.isEmpty { stems = Array(repeating: Array(repeating: nil, count: tokens.count), count: index.stemmers.count) }
-            if let s = stems[l][t] { return s }
-            let token = tokens[t]
-            let s = index.stemmers[l].stem(UnsafeBufferPointer(rebasing: bytes[token.start..<token.end]))
-            stems[l][t] = s
-            return s
-        }
+    private func stem(_ l: Int, _ t: Int, _ scan: inout Scan) -> [UInt8] {
+        if scan.stems.isEmpty { scan.stems = Array(repeating: Array(repeating: nil, count: scan.tokens.count), count: stemmers.count) }
+        if let s = scan.stems[l][t] { return s }
+        let s = stemmers[l].stem(scan.word(t))
+        scan.stems[l][t] = s
+        return s
+    }
 
-        /// Whether some dictionary of the bot knows token `t`, as folded or as written.
-        private mutating func isSpelledRight(_ t: Int) -> Bool {
-            if spelled.isEmpty { spelled = Array(repeating: nil, count: tokens.count) }
-            if let known = spelled[t] { return known }
-            var forms = [Array(UnsafeBufferPointer(rebasing: bytes[tokens[t].start..<tokens[t].end]))]
-            if let exact {
-                if exactTokens.isEmpty { WordToken.scan(exact, into: &exactTokens) }
-                // Folding keeps words apart as they were; if it did not, the folded word alone.
-                if exactTokens.count == tokens.count {
-                    forms.append(Array(UnsafeBufferPointer(rebasing: exact[exactTokens[t].start..<exactTokens[t].end])))
-                }
-            }
-            let known = forms.contains { form in index.dictionaries.contains { $0.contains(form) } }
-            spelled[t] = known
-            return known
-        }
-
-        /// Runs `body` over token `t`'s letters (Unicode scalars).
-        private func withLetters<R>(_ t: Int, _ body: (UnsafeBufferPointer<UInt32>) -> R) -> R {
-            let token = tokens[t]
-            return withUnsafeTemporaryAllocation(of: UInt32.self, capacity: token.count) { letters in
-                var n = 0
-                if token.isASCII {
-                    for i in token.start..<token.end { letters[n] = UInt32(bytes[i]); n += 1 }
-                } else {
-                    for scalar in String(decoding: UnsafeBufferPointer(rebasing: bytes[token.start..<token.end]), as: UTF8.self).unicodeScalars {
-                        letters[n] = scalar.value
-                        n += 1
-                    }
-                }
-                return body(UnsafeBufferPointer(rebasing: letters[..<n]))
+    /// Whether some dictionary of the bot knows token `t`, as folded or as written.
+    private func isSpelledRight(_ t: Int, _ scan: inout Scan) -> Bool {
+        if scan.spelled.isEmpty { scan.spelled = Array(repeating: nil, count: scan.tokens.count) }
+        if let known = scan.spelled[t] { return known }
+        var forms = [Array(scan.word(t))]
+        if let exact = scan.exact {
+            if scan.exactTokens.isEmpty { WordToken.scan(exact, into: &scan.exactTokens) }
+            // Folding keeps words apart as they were; if it did not, the folded word alone.
+            if scan.exactTokens.count == scan.tokens.count {
+                forms.append(Array(exact[scan.exactTokens[t].start..<scan.exactTokens[t].end]))
             }
         }
+        let known = forms.contains { form in dictionaries.contains { $0.contains(form) } }
+        scan.spelled[t] = known
+        return known
     }
 }

@@ -15,6 +15,15 @@ struct WordToken: Sendable, Equatable {
 
     /// The tokens of `text`, in order.
     static func scan(_ text: UnsafeBufferPointer<UInt8>, into tokens: inout [WordToken]) {
+        withUnsafeTemporaryAllocation(of: WordToken.self, capacity: text.count / 2 + 1) { buffer in
+            tokens.append(contentsOf: buffer[..<scan(text, into: buffer)])
+        }
+    }
+
+    /// The tokens of `text`, in order, written to `tokens` (room for `text.count / 2 + 1`: a
+    /// token and what ends it take two bytes at least); returns how many.
+    static func scan(_ text: UnsafeBufferPointer<UInt8>, into tokens: UnsafeMutableBufferPointer<WordToken>) -> Int {
+        var written = 0
         var index = 0
         let count = text.count
         while index < count {
@@ -39,8 +48,10 @@ struct WordToken: Sendable, Equatable {
                 }
             }
             token.end = min(index, count)
-            tokens.append(token)
+            tokens[written] = token
+            written += 1
         }
+        return written
     }
 
     /// The tokens of a string (compile time: keywords).
