@@ -50,6 +50,8 @@ final class WordIndex: Sendable {
     private let hasForms: Bool
     private let typos: TypoIndex
     private let hasAccented: Bool
+    /// Stems and dictionary answers of the words messages had, across messages.
+    private let facts: WordFacts
 
     /// `keywords[i]` is keyword id `i`'s normalised text with accents kept (`exact`) and folded;
     /// `matching[i]` how it matches. Forms need `stemmers`; typos check words against
@@ -101,6 +103,7 @@ final class WordIndex: Sendable {
         self.hasForms = hasForms
         self.typos = typos
         self.hasAccented = hasAccented
+        facts = WordFacts(languages: stemmers.count)
     }
 
     /// Edits a typo of a keyword word of this many letters may have: none under 5 letters, one up
@@ -263,7 +266,13 @@ final class WordIndex: Sendable {
     private func stem(_ l: Int, _ t: Int, _ scan: inout Scan) -> [UInt8] {
         if scan.stems.isEmpty { scan.stems = Array(repeating: Array(repeating: nil, count: scan.tokens.count), count: stemmers.count) }
         if let s = scan.stems[l][t] { return s }
-        let s = stemmers[l].stem(scan.word(t))
+        let word = scan.word(t)
+        var known = facts.facts(word)
+        let s = known.stems[l] ?? stemmers[l].stem(word)
+        if known.stems[l] == nil {
+            known.stems[l] = s
+            facts.learn(word, known)
+        }
         scan.stems[l][t] = s
         return s
     }
@@ -272,7 +281,15 @@ final class WordIndex: Sendable {
     private func isSpelledRight(_ t: Int, _ scan: inout Scan) -> Bool {
         if scan.spelled.isEmpty { scan.spelled = Array(repeating: nil, count: scan.tokens.count) }
         if let known = scan.spelled[t] { return known }
-        var forms = [Array(scan.word(t))]
+        // The answer depends on the word as written too (its accents): remembered only when
+        // the scan reads the text as written (a pure ASCII message is both forms at once).
+        let word = scan.word(t)
+        var remembered = scan.exact == nil ? facts.facts(word) : nil
+        if let known = remembered?.spelled {
+            scan.spelled[t] = known
+            return known
+        }
+        var forms = [Array(word)]
         if let exact = scan.exact {
             if scan.exactTokens.isEmpty { WordToken.scan(exact, into: &scan.exactTokens) }
             // Folding keeps words apart as they were; if it did not, the folded word alone.
@@ -282,6 +299,10 @@ final class WordIndex: Sendable {
         }
         let known = forms.contains { form in dictionaries.contains { $0.contains(form) } }
         scan.spelled[t] = known
+        if remembered != nil {
+            remembered!.spelled = known
+            facts.learn(word, remembered!)
+        }
         return known
     }
 }
