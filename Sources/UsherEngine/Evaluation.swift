@@ -16,6 +16,10 @@ struct Evaluation {
     var matcher: MessageMatcher
     var trace: [RuleTrace] = []
     var effects: [Effect] = []
+    /// The language of the first reply written per language, once one is sent.
+    var language: LanguageChoice?
+    /// The message's language among the bot's (nil inside: it does not tell), once asked.
+    var detectedLanguage: String??
 
     init(ruleSet: RuleSet, state: ConversationState, message: Message, now: Date, idle: TimeInterval,
          options: Engine.Options) {
@@ -111,6 +115,7 @@ struct Evaluation {
         let trace = options.trace ? self.trace : nil
         var decision = Decision(outcome: outcome, effects: effects, state: state, ruleSetVersion: version,
                                 trace: trace, events: events)
+        decision.language = language
         if matcher.outOfTime {
             decision.budgetExhausted = BudgetExhaustion(budget: ruleSet.bot.decisionBudget, rules: matcher.starvedRules)
         }

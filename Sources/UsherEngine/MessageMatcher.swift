@@ -49,10 +49,8 @@ struct MessageMatcher {
 
     mutating func keywordHits() -> KeywordHits {
         if let hits { return hits }
-        let normalized = NormalizedText(text, maxBytes: maxBytes)
-        let h = ruleSet.keywords.matches(in: normalized)
+        let h = ruleSet.keywords.matches(in: normalizedText())
         hits = h
-        self.normalized = normalized
         return h
     }
 
@@ -60,6 +58,14 @@ struct MessageMatcher {
     mutating func evidence(for id: Int) -> KeywordEvidence? {
         guard keywordHits().contains(id), let normalized else { return nil }
         return ruleSet.keywords.evidence(for: id, in: normalized)
+    }
+
+    /// The message as keywords see it (normalised once, shared with the keyword match).
+    mutating func normalizedText() -> NormalizedText {
+        if let normalized { return normalized }
+        let text = NormalizedText(text, maxBytes: maxBytes)
+        normalized = text
+        return text
     }
 
     mutating func match(pattern id: Int, rule: String) -> PatternMatch {

@@ -282,6 +282,17 @@ extension JSONSchema {
         ],
     ]
 
+    /// `reply: {en: …, es: …}`: a reply per language.
+    package static let replyLanguages: JSONSchema = [
+        "type": "object",
+        "minProperties": 1,
+        "description": "A reply per language: ISO 639 codes (en, es, zh) as keys, each with a text, a list of texts or {sequence: [...]}. The conversation's locale chooses; without one, the language of the customer's message (among the bot's languages in bot.yaml); else the bot's first language.",
+        "propertyNames": ["pattern": "^[a-z]{2,3}$"],
+        "additionalProperties": [
+            "anyOf": [reference("template"), list(of: reference("template")), replySequence],
+        ],
+    ]
+
     /// `handoff: {reason, queue, priority, message}`, or nothing.
     package static let handoffFields: JSONSchema = [
         "type": ["object", "null"],

@@ -26,6 +26,9 @@ final class RuleCompiler {
     let patternLimits: PatternLimits
     /// The bot's `matching`: how keywords match unless their rule or entry says `exact: true`.
     let matching: WordMatching
+    /// The bot's `language` list; nil when checking rule files without a bot (replies per
+    /// language are then not checked against it).
+    let languages: [String]?
 
     private(set) var keywordTexts: [String] = []
     /// How each keyword of `keywordTexts` matches.
@@ -43,10 +46,12 @@ final class RuleCompiler {
     private(set) var fallbackLocation: SourceLocation?
     private var extra: [Diagnostic] = []
 
-    init(scheduleNames: [String]?, patternLimits: PatternLimits = .default, matching: WordMatching = .exact) {
+    init(scheduleNames: [String]?, patternLimits: PatternLimits = .default, matching: WordMatching = .exact,
+         languages: [String]? = nil) {
         self.scheduleNames = scheduleNames
         self.patternLimits = patternLimits
         self.matching = matching
+        self.languages = languages
     }
 
     var diagnostics: [Diagnostic] { extra }
@@ -511,6 +516,70 @@ final class RuleCompiler {
         return ok ? actions : nil
     }
 
+    /// A text, `[variants]` or `{sequence: […]}`.
+    private func compileReply(_ reader: NodeReader, _ v: YAMLNode, _ key: String, _ templates: TemplateParser) -> Reply? {
+        func template(_ n: YAMLNode, _ what: String) -> Template? {
+            reader.text(n, what).flatMap { templates.parse($0, n) }
+        }
+        if let items = v.sequence {
+            if items.isEmpty {
+                reader.error("no-actions", "'\(key)' lists no texts", at: v)
+                return nil
+            }
+            let ts = items.compactMap { template($0, "a reply variant") }
+            return ts.count == items.count ? (items.count == 1 ? .text(ts[0]) : .variants(ts)) : nil
+        }
+        if v.mapping != nil {
+            guard let m = reader.mapping(v, "'\(key)'", allowed: Self.replyKeys),
+                  let seqNode = reader.require(m["sequence"], "sequence", in: v, "this reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
+            guard let items = seqNode.sequence, !items.isEmpty else {
+                reader.error("wrong-type", "expected 'sequence' as a list of texts", at: seqNode)
+                return nil
+            }
+            let ts = items.compactMap { template($0, "a sequence text") }
+            return ts.count == items.count ? .sequence(ts) : nil
+        }
+        return template(v, "'\(key)'").map { .text($0) }
+    }
+
+    /// `reply: {en: …, es: …}`: a reply per language code, each in one of the other forms.
+    /// Checked against the bot's languages: a language the bot does not declare, or one of its
+    /// languages without a text, is a warning.
+    private func compileLanguageReplies(_ reader: NodeReader, _ v: YAMLNode, _ pairs: [YAMLPair],
+                                        _ templates: TemplateParser) -> [LanguageReply]? {
+        var replies: [LanguageReply] = []
+        var ok = true
+        for pair in pairs {
+            guard let code = pair.key.scalar else { continue }
+            guard BotFileParser.isLanguageCode(code) else {
+                reader.error("unknown-language", "'\(code)' is not a language code\(BotFileParser.languageHint(code)); a reply per language maps codes like en or es to texts", at: pair.key)
+                ok = false
+                continue
+            }
+            if pair.value.mapping != nil, pair.value.mapping?.contains(where: { BotFileParser.isLanguageCode($0.key.scalar ?? "") }) == true {
+                reader.error("wrong-type", "the reply for '\(code)' is a text, a list of texts or {sequence: […]}, not another mapping of languages", at: pair.value)
+                ok = false
+                continue
+            }
+            guard let reply = compileReply(reader, pair.value, code, templates) else { ok = false; continue }
+            replies.append(LanguageReply(language: code, reply: reply))
+            if let languages, !languages.contains(code) {
+                let declared = languages.isEmpty ? "bot.yaml declares no language (add 'language: [\(pairs.compactMap(\.key.scalar).joined(separator: ", "))]')"
+                    : "bot.yaml declares \(languages.joined(separator: ", "))"
+                reader.warning("undeclared-language", "a reply in '\(code)', which is not a language of the bot (\(declared)): it answers only conversations whose locale is \(code)", at: pair.key)
+            }
+        }
+        guard ok else { return nil }
+        if let languages {
+            let missing = languages.filter { l in !replies.contains { $0.language == l } }
+            if !missing.isEmpty, let first = replies.first {
+                let fallback = replies.first { $0.language == languages.first }?.language ?? first.language
+                reader.warning("missing-language", "no text in \(missing.map { "'\($0)'" }.joined(separator: ", ")), a language of the bot: \(missing.count == 1 ? "its customers get" : "their customers get") the '\(fallback)' text; add '\(missing[0]): \"…\"'", at: v)
+            }
+        }
+        return replies
+    }
+
     /// Compiles the value of one action by the shape its declaration gives it.
     private func compileActionValue(_ reader: NodeReader, _ kind: ActionKind, _ v: YAMLNode, _ templates: TemplateParser) -> Action? {
         func template(_ n: YAMLNode, _ what: String) -> Template? {
@@ -519,25 +588,11 @@ final class RuleCompiler {
         let key = kind.key
         switch kind.value {
         case .reply:
-            if let items = v.sequence {
-                if items.isEmpty {
-                    reader.error("no-actions", "'\(key)' lists no texts", at: v)
-                    return nil
-                }
-                let ts = items.compactMap { template($0, "a reply variant") }
-                return ts.count == items.count ? .reply(items.count == 1 ? .text(ts[0]) : .variants(ts)) : nil
+            if let pairs = v.mapping, !pairs.contains(where: { Self.replyKeys.contains($0.key.scalar ?? "") }),
+               pairs.contains(where: { BotFileParser.isLanguageCode($0.key.scalar ?? "") }) {
+                return compileLanguageReplies(reader, v, pairs, templates).map { .reply(.languages($0)) }
             }
-            if v.mapping != nil {
-                guard let m = reader.mapping(v, "'\(key)'", allowed: Self.replyKeys),
-                      let seqNode = reader.require(m["sequence"], "sequence", in: v, "this reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
-                guard let items = seqNode.sequence, !items.isEmpty else {
-                    reader.error("wrong-type", "expected 'sequence' as a list of texts", at: seqNode)
-                    return nil
-                }
-                let ts = items.compactMap { template($0, "a sequence text") }
-                return ts.count == items.count ? .reply(.sequence(ts)) : nil
-            }
-            return template(v, "'\(key)'").map { .reply(.text($0)) }
+            return compileReply(reader, v, key, templates).map(Action.reply)
         case let .template(make):
             return template(v, "'\(key)'").map(make)
         case .handoff:

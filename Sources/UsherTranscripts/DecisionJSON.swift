@@ -24,6 +24,9 @@ public enum DecisionJSON {
             }
             return j
         }
+        if let l = d.language {
+            o["language"] = ["code": l.language, "reason": l.reasonName]
+        }
         if let spent = d.budgetExhausted {
             o["budget_exhausted"] = ["budget": spent.budgetText, "rules": spent.rules] as [String: Any]
         }

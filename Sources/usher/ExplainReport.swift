@@ -36,6 +36,7 @@ struct ExplainReport {
         case .fired, .fallback:
             out += "Effects:\n"
             for e in decision.effects { out += "  " + Self.describe(e) + "\n" }
+            if let language = decision.language { out += "Language: \(language.description)\n" }
         }
         if let spent = decision.budgetExhausted {
             let n = spent.rules.count
