@@ -225,6 +225,7 @@ if only == "compile" {
     for _ in 0..<3 { _ = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files) }
 }
 if only == nil || only == "words" { WordsBench.run(quick: quick) }
+if only == nil || only == "corpus" { CorpusBench.run(list: only == "corpus" ? 50 : 0) }
 if only == nil || only == "budget" { BudgetBench.run(quick: quick) }
 if only == nil || only == "replay" { replay() }
 if only == nil || only == "http" {

@@ -163,6 +163,16 @@ public final class SpellingDictionary: Sendable {
         return false
     }
 
+    /// Whether `word` with an apostrophe put back somewhere is spelled right: "arent", "dont",
+    /// "youre", "cest" are "aren't", "don't", "you're", "c'est" typed without one.
+    public func containsWithApostrophe(_ word: [UInt8]) -> Bool {
+        guard word.count >= 2 else { return false }
+        for i in 1..<word.count where word[i] & 0xC0 != 0x80 {
+            if contains(Array(word[..<i]) + [0x27] + word[i...]) { return true }
+        }
+        return false
+    }
+
     /// Whether `word` is a dictionary word plus a suffix (or two). `needing`: the root must also
     /// carry this prefix flag, and the suffix allow a prefix. `depth` 1: looking for the inner of
     /// two suffixes, whose rule must list `outer` as a continuation.

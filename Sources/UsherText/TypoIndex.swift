@@ -8,16 +8,11 @@
 /// Hashes go through a bit set first (hashes of 2^22 bits, 512 KiB), so most look-ups are one
 /// bit test; only a set bit reads the table.
 struct TypoIndex: Sendable {
-    /// What a hash stands for: a phrase's first word as written (`stem` −1), or its stem in the
-    /// language numbered `stem`.
-    struct Target: Sendable, Hashable {
-        let phrase: Int32
-        let stem: Int8
-    }
 
     private static let bitCount = 1 << 22
     private var bits = [UInt64](repeating: 0, count: TypoIndex.bitCount / 64)
-    private var targets: [UInt64: [Target]] = [:]
+    /// Hash → the phrases whose first word gives it.
+    private var targets: [UInt64: [Int32]] = [:]
     /// The most deletions a message word needs: 2 once a keyword word of 9 letters or more is in.
     private(set) var maxEdits = 0
     /// Message words of these lengths (in letters) can be within reach of a keyword word.
@@ -27,14 +22,14 @@ struct TypoIndex: Sendable {
     var isEmpty: Bool { targets.isEmpty }
 
     /// Indexes a keyword word (its letters) that may be misspelt by up to `edits` edits.
-    mutating func insert(_ word: [UInt32], edits: Int, target: Target) {
+    mutating func insert(_ word: [UInt32], edits: Int, phrase: Int32) {
         guard edits > 0, word.count <= Self.longestWord else { return }
         maxEdits = max(maxEdits, edits)
-        shortest = min(shortest, word.count - edits)
+        shortest = min(shortest, max(WordIndex.shortestTypo, word.count - edits))
         longest = max(longest, word.count + edits)
         for hash in word.withUnsafeBufferPointer({ Self.deletions($0, upTo: edits) }) {
             bits[Int(hash >> 42) >> 6] |= 1 << ((hash >> 42) & 63)
-            if targets[hash]?.contains(target) != true { targets[hash, default: []].append(target) }
+            if targets[hash]?.contains(phrase) != true { targets[hash, default: []].append(phrase) }
         }
     }
 
@@ -45,9 +40,9 @@ struct TypoIndex: Sendable {
     /// letters (a keyword word under 9 letters allows one).
     func edits(letters: Int) -> Int { letters >= 7 ? maxEdits : 1 }
 
-    /// The targets a word (its letters: bytes of ASCII, or Unicode scalars) may be a typo of,
-    /// each once, in no set order.
-    func candidates<Letter: FixedWidthInteger>(_ word: UnsafeBufferPointer<Letter>, into found: inout [Target]) {
+    /// The phrases whose first word a word (its letters: bytes of ASCII, or Unicode scalars) may
+    /// be a typo of, each once, in no set order.
+    func candidates<Letter: FixedWidthInteger>(_ word: UnsafeBufferPointer<Letter>, into found: inout [Int32]) {
         guard reaches(letters: word.count) else { return }
         let n = word.count
         let edits = edits(letters: n)

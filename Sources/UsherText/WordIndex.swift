@@ -9,8 +9,11 @@
 /// order, each as written, by form (the same stem in some language of the bot) or as a typo:
 ///
 /// - a keyword word of 5–8 letters takes one edit, of 9 letters or more two (a letter added,
-///   missing, changed, or two neighbours swapped), and with forms on its stems take as many;
-/// - a word the customer spelled right in one of the bot's languages is never a typo.
+///   missing, changed, or two neighbours swapped), counted against the word as written: a typo
+///   of its stem would be a typo of another word as often ("thnk" is "think" as often as "thank");
+/// - a typo has 5 letters at least: a word of four is one edit from too many others;
+/// - a word the customer spelled right in one of the bot's languages is never a typo, nor one
+///   that is such a word without its apostrophe ("arent" is "aren't", not a typo of "agent").
 ///
 /// Words are compared as normalised: a keyword without accents against the message's
 /// accent-folded words, a keyword with an accent against its words as written — as exact
@@ -28,9 +31,8 @@ final class WordIndex: Sendable {
         let stems: [[UInt8]]
         /// How many edits a typo of it may have: 0 when it does not match typos.
         let edits: Int
-        /// Its letters, and its stems' letters, for edit distances (when `edits` > 0).
+        /// Its letters, for edit distances (when `edits` > 0).
         let letters: [UInt32]
-        let stemLetters: [[UInt32]]
     }
 
     /// One keyword.
@@ -74,8 +76,7 @@ final class WordIndex: Sendable {
                 let letters = text.decodedScalars
                 let stems = forms ? stemmers.map { s in text.withUnsafeBufferPointer { s.stem($0) } } : []
                 let edits = typo ? Self.edits(letters: letters.count) : 0
-                return Word(bytes: text, stems: stems, edits: edits, letters: edits > 0 ? letters : [],
-                            stemLetters: edits > 0 ? stems.map(\.decodedScalars) : [])
+                return Word(bytes: text, stems: stems, edits: edits, letters: edits > 0 ? letters : [])
             }
             guard words.contains(where: { !$0.stems.isEmpty || $0.edits > 0 }) else { continue }
             let p = phrases.count
@@ -86,10 +87,7 @@ final class WordIndex: Sendable {
                 hasForms = true
             }
             if first.edits > 0 {
-                typos.insert(first.letters, edits: first.edits, target: .init(phrase: Int32(p), stem: -1))
-                for (l, stem) in first.stemLetters.enumerated() where stem != first.letters {
-                    typos.insert(stem, edits: first.edits, target: .init(phrase: Int32(p), stem: Int8(l)))
-                }
+                typos.insert(first.letters, edits: first.edits, phrase: Int32(p))
             }
             hasAccented = hasAccented || accented
             phrases.append(Phrase(keyword: id, accented: accented, words: words))
@@ -109,6 +107,10 @@ final class WordIndex: Sendable {
     /// Edits a typo of a keyword word of this many letters may have: none under 5 letters, one up
     /// to 8, two from 9.
     static func edits(letters: Int) -> Int { letters >= 9 ? 2 : letters >= 5 ? 1 : 0 }
+
+    /// The fewest letters a typo has: a word of four is one edit from too many others ("agen" is
+    /// "again" more often than "agent").
+    static let shortestTypo = 5
 
     /// The words of a keyword that can match word by word: letters only, one space apart, no
     /// other character. Nil for any other keyword.
@@ -191,7 +193,7 @@ final class WordIndex: Sendable {
         withUnsafeTemporaryAllocation(of: WordToken.self, capacity: bytes.count / 2 + 1) { buffer in
             let count = WordToken.scan(bytes, into: buffer)
             var scan = Scan(bytes: bytes, tokens: UnsafeBufferPointer(rebasing: buffer[..<count]), exact: exact, side: side)
-            var candidates: [TypoIndex.Target] = []
+            var candidates: [Int32] = []
             for t in 0..<count where buffer[t].isWord {
                 let token = buffer[t]
                 if hasForms {
@@ -220,7 +222,7 @@ final class WordIndex: Sendable {
                     letters.withUnsafeBufferPointer { typos.candidates($0, into: &candidates) }
                 }
                 guard !candidates.isEmpty else { continue }
-                for c in candidates where !report(Int(c.phrase), at: t, &scan, body) { return false }
+                for c in candidates where !report(Int(c), at: t, &scan, body) { return false }
                 candidates.removeAll(keepingCapacity: true)
             }
             return true
@@ -258,8 +260,8 @@ final class WordIndex: Sendable {
         for (l, stem) in word.stems.enumerated() where self.stem(l, t, &scan) == stem { return .form }
         guard word.edits > 0 else { return nil }
         let letters = scan.tokens[t].isASCII ? text.map(UInt32.init) : String(decoding: text, as: UTF8.self).unicodeScalars.map(\.value)
+        guard letters.count >= Self.shortestTypo else { return nil }
         let close = EditDistance.distance(letters, word.letters, limit: word.edits) <= word.edits
-            || word.stemLetters.contains { EditDistance.distance(letters, $0, limit: word.edits) <= word.edits }
         return close && !isSpelledRight(t, &scan) ? .typo : nil
     }
 
@@ -297,7 +299,7 @@ final class WordIndex: Sendable {
                 forms.append(Array(exact[scan.exactTokens[t].start..<scan.exactTokens[t].end]))
             }
         }
-        let known = forms.contains { form in dictionaries.contains { $0.contains(form) } }
+        let known = forms.contains { form in dictionaries.contains { $0.contains(form) || $0.containsWithApostrophe(form) } }
         scan.spelled[t] = known
         if remembered != nil {
             remembered!.spelled = known

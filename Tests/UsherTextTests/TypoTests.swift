@@ -9,6 +9,7 @@ import UsherText
         ("refund", "I want a refnd", true),             // a letter missing
         ("refund", "I want a refudn", true),            // two swapped
         ("refund", "I want a rfund", true),
+        ("agent", "check agen properly", false),       // "again", more likely: four letters are no typo
         ("refund", "I want a refunx", true),            // a letter changed
         ("refund", "I want a reefund", true),           // a letter added
         ("refund", "I want a rfnd", false),             // two edits: too many for 6 letters
@@ -16,15 +17,16 @@ import UsherText
         ("cancel", "cancle my order", true),
         ("cart", "my card", false),                     // under 5 letters: no typos
         ("cart", "my crat", false),
-        ("order", "my ordr", true),
+        ("order", "my ordr", false),                    // four letters: too short to be a typo
+        ("order", "my oder", false),
         ("order", "my odrer", true),
         ("order", "my older son", false),               // a word
         ("baggage", "lost bagage", true),
         ("replacement", "a replacemnt", true),          // 11 letters: two edits
         ("replacement", "a replcemnt", true),
         ("replacement", "a rplcemnt", false),
-        ("money back", "give my mony back", true),      // a phrase, word by word
-        ("money back", "give my mony bak", false),      // "back" has 4 letters: exact or nothing
+        ("money back", "give my monney back", true),    // a phrase, word by word
+        ("money back", "give my monney bak", false),      // "back" has 4 letters: exact or nothing
         ("refund", "refnd2", false),                    // digits: as written only
         ("refund", "我要refnd", true),
     ]
@@ -37,15 +39,25 @@ import UsherText
         #expect(!exact.matches(in: NormalizedText(row.message)).contains(0) || row.matches)
     }
 
-    /// With forms on too, a typo of a stem counts: "refnd" is one edit from "refund", the stem
-    /// of "refunds".
-    @Test func typoOfAForm() {
+    /// With forms on too, a word matches by form or by typo, and the typo is counted against the
+    /// keyword as written: "thnk" is as much "think" as "thank", so it is no typo of "thanks".
+    @Test func formsAndTypos() {
         let stemmers = [Stemmer(language: "en")!]
-        let index = KeywordIndex(keywords: ["refunds"], matching: [[.forms, .typos]], stemmers: stemmers, dictionaries: [Self.english])
-        #expect(index.matches(in: NormalizedText("a refnd")).ids == [0])
-        #expect(index.evidence(for: 0, in: NormalizedText("a refnd")) == .typo("refnd"))
+        let index = KeywordIndex(keywords: ["refunds", "thanks"], matching: [[.forms, .typos], [.forms, .typos]],
+                                 stemmers: stemmers, dictionaries: [Self.english])
+        #expect(index.evidence(for: 0, in: NormalizedText("a refnds")) == .typo("refnds"))
         #expect(index.evidence(for: 0, in: NormalizedText("a refund")) == .form("refund"))
         #expect(index.evidence(for: 0, in: NormalizedText("refunds!")) == .exact)
+        #expect(index.matches(in: NormalizedText("i thnk so")).isEmpty)
+        #expect(index.evidence(for: 1, in: NormalizedText("ok thnks")) == .typo("thnks"))
+    }
+
+    /// A word spelled right but for its apostrophe is no typo: "arent" is "aren't", not "agent".
+    @Test func apostrophesLeftOut() {
+        let index = KeywordIndex(keywords: ["agent", "donut"], matching: [.typos, .typos], dictionaries: [Self.english])
+        #expect(index.matches(in: NormalizedText("they arent there")).isEmpty)
+        #expect(index.matches(in: NormalizedText("i dont know")).isEmpty)
+        #expect(index.matches(in: NormalizedText("an agnet please")).ids == [0])
     }
 
     /// The dictionary decides what is a word: with an empty one, "cancer" is a typo of "cancel".
