@@ -13,6 +13,19 @@ struct TypoIndex: Sendable {
     private var bits = [UInt64](repeating: 0, count: TypoIndex.bitCount / 64)
     /// Hash → the phrases whose first word gives it.
     private var targets: [UInt64: [Int32]] = [:]
+    /// The gate in front of the look-ups (`mayReach`), by length: the first two and the last two
+    /// letters of every keyword word of 5, 6 or 9 letters and more (one edit cannot change both
+    /// ends of a word of 5 letters or more), the first three and the last three of those of 7
+    /// and 8 letters (nor both three-letter ends of one of 7 or more: fewer words share them),
+    /// and for words allowing two edits, their fourth to sixth letters (two edits that change
+    /// both ends leave them, moved by one place at most). Letters are bytes of ASCII; anything
+    /// else counts as one letter "other". 64 lengths × 729 pairs × 2 ends, 64 × 19,683 triples,
+    /// and the three-letter ends hashed into 2^21 bits.
+    private var ends = [UInt64](repeating: 0, count: 64 * 729 * 2 / 64)
+    private var middles = [UInt64](repeating: 0, count: 64 * 19_683 / 64)
+    private var tripleEnds = [UInt64](repeating: 0, count: (1 << 21) / 64)
+    private var hasPairs = false, hasTriples = false
+
     /// The most deletions a message word needs: 2 once a keyword word of 9 letters or more is in.
     private(set) var maxEdits = 0
     /// Message words of these lengths (in letters) can be within reach of a keyword word.
@@ -27,6 +40,20 @@ struct TypoIndex: Sendable {
         maxEdits = max(maxEdits, edits)
         shortest = min(shortest, max(WordIndex.shortestTypo, word.count - edits))
         longest = max(longest, word.count + edits)
+        let n = word.count
+        let triples = edits == 1 && n >= 7
+        hasTriples = hasTriples || triples
+        hasPairs = hasPairs || !triples
+        for length in max(0, n - edits)...min(63, n + edits) {
+            if triples {
+                Self.set(&tripleEnds, Self.tripleKey(length, 0, word[0], word[1], word[2]))
+                Self.set(&tripleEnds, Self.tripleKey(length, 1, word[n - 3], word[n - 2], word[n - 1]))
+                continue
+            }
+            Self.set(&ends, Self.endKey(length, 0, word[0], word[1]))
+            Self.set(&ends, Self.endKey(length, 1, word[n - 2], word[n - 1]))
+            if edits > 1 { Self.set(&middles, Self.middleKey(length, word[3], word[4], word[5])) }
+        }
         for hash in word.withUnsafeBufferPointer({ Self.deletions($0, upTo: edits) }) {
             bits[Int(hash >> 42) >> 6] |= 1 << ((hash >> 42) & 63)
             if targets[hash]?.contains(phrase) != true { targets[hash, default: []].append(phrase) }
@@ -40,10 +67,57 @@ struct TypoIndex: Sendable {
     /// letters (a keyword word under 9 letters allows one).
     func edits(letters: Int) -> Int { letters >= 7 ? maxEdits : 1 }
 
+    /// Whether a word (its letters) passes the gate: false means it is no typo of any keyword
+    /// word, true that it may be.
+    func mayReach<Letter: FixedWidthInteger>(_ word: UnsafeBufferPointer<Letter>) -> Bool {
+        let n = word.count
+        guard n >= shortest, n <= longest, n < 64 else { return false }
+        if hasPairs, Self.test(ends, Self.endKey(n, 0, word[0], word[1])) || Self.test(ends, Self.endKey(n, 1, word[n - 2], word[n - 1])) {
+            return true
+        }
+        if hasTriples, n >= 6, Self.test(tripleEnds, Self.tripleKey(n, 0, word[0], word[1], word[2]))
+            || Self.test(tripleEnds, Self.tripleKey(n, 1, word[n - 3], word[n - 2], word[n - 1])) {
+            return true
+        }
+        guard maxEdits > 1, n >= 7 else { return false }
+        for offset in 2...4 where offset + 3 <= n {
+            if Self.test(middles, Self.middleKey(n, word[offset], word[offset + 1], word[offset + 2])) { return true }
+        }
+        return false
+    }
+
+    @inline(__always)
+    private static func letter<Letter: FixedWidthInteger>(_ l: Letter) -> Int {
+        let v = UInt32(truncatingIfNeeded: l) &- 0x61
+        return v < 26 ? Int(v) : 26
+    }
+
+    @inline(__always)
+    private static func endKey<Letter: FixedWidthInteger>(_ length: Int, _ side: Int, _ a: Letter, _ b: Letter) -> Int {
+        ((length * 2 + side) * 27 + letter(a)) * 27 + letter(b)
+    }
+
+    @inline(__always)
+    private static func middleKey<Letter: FixedWidthInteger>(_ length: Int, _ a: Letter, _ b: Letter, _ c: Letter) -> Int {
+        ((length * 27 + letter(a)) * 27 + letter(b)) * 27 + letter(c)
+    }
+
+    /// Hashed into 21 bits.
+    @inline(__always)
+    private static func tripleKey<Letter: FixedWidthInteger>(_ length: Int, _ side: Int, _ a: Letter, _ b: Letter, _ c: Letter) -> Int {
+        let key = UInt64(((length * 2 + side) * 27 + letter(a)) * 729 + letter(b) * 27 + letter(c))
+        return Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 43)
+    }
+
+    private static func set(_ bits: inout [UInt64], _ key: Int) { bits[key >> 6] |= 1 << UInt64(key & 63) }
+
+    @inline(__always)
+    private static func test(_ bits: [UInt64], _ key: Int) -> Bool { bits[key >> 6] & (1 << UInt64(key & 63)) != 0 }
+
     /// The phrases whose first word a word (its letters: bytes of ASCII, or Unicode scalars) may
     /// be a typo of, each once, in no set order.
     func candidates<Letter: FixedWidthInteger>(_ word: UnsafeBufferPointer<Letter>, into found: inout [Int32]) {
-        guard reaches(letters: word.count) else { return }
+        guard mayReach(word) else { return }
         let n = word.count
         let edits = edits(letters: n)
         // n + 1 hashes for one edit, and n(n − 1)/2 more for two.
@@ -108,12 +182,11 @@ struct TypoIndex: Sendable {
         }
     }
 
-    /// Mixes the length in and spreads the bits (the bit set uses the top 22).
+    /// Mixes the length in and spreads the bits: one multiply, whose top bits (those the bit
+    /// set reads) depend on every bit of the polynomial hash.
     @inline(__always)
     private static func finish(_ h: UInt64, _ length: Int) -> UInt64 {
-        var x = h ^ UInt64(length) &* 0x9E37_79B9_7F4A_7C15
-        x = (x ^ (x >> 31)) &* 0xBF58_476D_1CE4_E5B9
-        return x ^ (x >> 29)
+        (h ^ UInt64(length) << 56) &* 0x9E37_79B9_7F4A_7C15
     }
 }
 

@@ -23,26 +23,35 @@ struct WordToken: Sendable, Equatable {
     /// The tokens of `text`, in order, written to `tokens` (room for `text.count / 2 + 1`: a
     /// token and what ends it take two bytes at least); returns how many.
     static func scan(_ text: UnsafeBufferPointer<UInt8>, into tokens: UnsafeMutableBufferPointer<WordToken>) -> Int {
+        guard let base = text.baseAddress else { return 0 }
+        return asciiClass.withUnsafeBufferPointer { asciiClass in
+            scan(base, text.count, asciiClass, into: tokens)
+        }
+    }
+
+    private static func scan(_ base: UnsafePointer<UInt8>, _ count: Int, _ asciiClass: UnsafeBufferPointer<UInt8>,
+                             into tokens: UnsafeMutableBufferPointer<WordToken>) -> Int {
         var written = 0
         var index = 0
-        let count = text.count
         while index < count {
-            let byte = text[index]
+            // Between words: skip what cannot start one, ASCII a byte at a time.
+            let byte = base[index]
             if byte < 0x80 {
-                if !Self.isASCIIWordByte(byte) { index += 1; continue }
-            } else if !ScalarClass.at(index, in: text).continuesWord {
+                if asciiClass[Int(byte)] == 0 { index += 1; continue }
+            } else if !Self.continuesWord(base, index, count) {
                 index += Self.scalarLength(byte)
                 continue
             }
             var token = WordToken(start: index, end: index, isWord: true, isASCII: true)
             while index < count {
-                let b = text[index]
+                let b = base[index]
                 if b < 0x80 {
-                    guard Self.isASCIIWordByte(b) else { break }
-                    if b &- 0x30 < 10 || b == 0x5F { token.isWord = false }
+                    let c = asciiClass[Int(b)]
+                    if c == 0 { break }
+                    if c == 2 { token.isWord = false }
                     index += 1
                 } else {
-                    guard ScalarClass.at(index, in: text).continuesWord else { break }
+                    guard Self.continuesWord(base, index, count) else { break }
                     token.isASCII = false
                     index += Self.scalarLength(b)
                 }
@@ -54,6 +63,21 @@ struct WordToken: Sendable, Equatable {
         return written
     }
 
+    /// Per ASCII byte: 0 not a word character, 1 a letter, 2 a digit or `_`.
+    private static let asciiClass: [UInt8] = (0..<128).map { (b: UInt8) in
+        (b | 0x20) &- 0x61 < 26 ? 1 : (b &- 0x30 < 10 || b == 0x5F) ? 2 : 0
+    }
+
+    /// Whether the non-ASCII scalar at `index` continues a word. U+4000…U+9FFF (CJK ideographs
+    /// and Yijing symbols, lead bytes E4…E9) never does, and is most of Chinese text: answered
+    /// without decoding; everything else asks ICU.
+    @inline(__always)
+    private static func continuesWord(_ base: UnsafePointer<UInt8>, _ index: Int, _ count: Int) -> Bool {
+        let lead = base[index]
+        if lead >= 0xE4 && lead <= 0xE9 { return false }
+        return ScalarClass.at(index, in: UnsafeBufferPointer(start: base, count: count)).continuesWord
+    }
+
     /// The tokens of a string (compile time: keywords).
     static func scan(_ bytes: [UInt8]) -> [WordToken] {
         var tokens: [WordToken] = []
@@ -61,12 +85,6 @@ struct WordToken: Sendable, Equatable {
         return tokens
     }
 
-    /// A, B … Z, a … z, 0 … 9 and `_` (normalised text has no upper case, but keywords built by
-    /// hand in tests may).
-    @inline(__always)
-    static func isASCIIWordByte(_ b: UInt8) -> Bool {
-        (b | 0x20) &- 0x61 < 26 || b &- 0x30 < 10 || b == 0x5F
-    }
 
     @inline(__always)
     static func scalarLength(_ lead: UInt8) -> Int {

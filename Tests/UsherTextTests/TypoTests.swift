@@ -88,3 +88,46 @@ import UsherText
         #expect(long.matches(in: NormalizedText("badcfeghi")).ids == [])
     }
 }
+
+/// The bit gates in front of the typo look-ups must never turn a typo away: every word one edit
+/// (two, for 9 letters and more) from a keyword word, each kind of edit at every position, is
+/// found. The dictionary is empty, so nothing counts as spelled right.
+@Suite struct TypoGateTests {
+    static let none = SpellingDictionary(language: "xx", dic: "0\n", aff: "")
+    static let alphabet = Array("aeiouyxz".utf8)
+
+    /// Every string one edit from `word`: deletions, insertions, substitutions, swaps.
+    static func oneEdit(_ word: [UInt8]) -> Set<[UInt8]> {
+        var out = Set<[UInt8]>()
+        for i in 0...word.count {
+            for c in alphabet { out.insert(Array(word[..<i]) + [c] + word[i...]) }
+            guard i < word.count else { continue }
+            out.insert(Array(word[..<i]) + word[(i + 1)...])
+            for c in alphabet where c != word[i] { var w = word; w[i] = c; out.insert(w) }
+            if i + 1 < word.count { var w = word; w.swapAt(i, i + 1); out.insert(w) }
+        }
+        out.remove(word)
+        return out
+    }
+
+    @Test(arguments: ["refund", "cancel", "parcel", "baggage", "shipping", "replacement", "chargeback", "complaints"])
+    func everyTypoPasses(_ keyword: String) {
+        let word = Array(keyword.utf8)
+        let index = KeywordIndex(keywords: [keyword], matching: [.typos], dictionaries: [Self.none])
+        var variants = Self.oneEdit(word)
+        if word.count >= 9 {
+            // Two edits: one at each end is what the gates must see through.
+            for first in Self.oneEdit(Array(word.prefix(3))) {
+                for last in Self.oneEdit(Array(word.suffix(3))) {
+                    variants.insert(first + word.dropFirst(3).dropLast(3) + last)
+                }
+            }
+        }
+        var missed: [String] = []
+        for v in variants where v.count >= 5 {
+            let text = String(decoding: v, as: UTF8.self)
+            if !index.matches(in: NormalizedText(text)).contains(0) { missed.append(text) }
+        }
+        #expect(missed.isEmpty, "\(keyword): \(missed.prefix(10))")
+    }
+}
