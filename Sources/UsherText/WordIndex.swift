@@ -4,7 +4,8 @@
 /// keyword asks for it; its automata still find every keyword as written.
 ///
 /// A keyword takes part when it is words of letters separated by single spaces ("refund",
-/// "money back"); anything else (digits, punctuation, Chinese) matches only as written. A
+/// "money back"); anything else (digits, punctuation, Chinese) matches only as written, and so
+/// does a word of one or two letters ("ty", the "u" of "sue u"). A
 /// message matches when consecutive words of it, one space apart, match the keyword's words in
 /// order, each as written, by form (the same stem in some language of the bot) or as a typo:
 ///
@@ -74,7 +75,8 @@ final class WordIndex: Sendable {
             guard let texts = Self.words(of: accented ? keyword.exact : keyword.folded) else { continue }
             let words = texts.map { text -> Word in
                 let letters = text.decodedScalars
-                let stems = forms ? stemmers.map { s in text.withUnsafeBufferPointer { s.stem($0) } } : []
+                let stems = forms && letters.count >= Self.shortestForm
+                    ? stemmers.map { s in text.withUnsafeBufferPointer { s.stem($0) } } : []
                 let edits = typo ? Self.edits(letters: letters.count) : 0
                 return Word(bytes: text, stems: stems, edits: edits, letters: edits > 0 ? letters : [])
             }
@@ -101,12 +103,16 @@ final class WordIndex: Sendable {
         self.hasForms = hasForms
         self.typos = typos
         self.hasAccented = hasAccented
-        facts = WordFacts(languages: stemmers.count)
+        facts = WordFacts()
     }
 
     /// Edits a typo of a keyword word of this many letters may have: none under 5 letters, one up
     /// to 8, two from 9.
     static func edits(letters: Int) -> Int { letters >= 9 ? 2 : letters >= 5 ? 1 : 0 }
+
+    /// The fewest letters a keyword word needs to match by form: "ty" or "u" would send every
+    /// word starting with "t" or "u" to the stemmer, for forms nobody writes.
+    static let shortestForm = 3
 
     /// The fewest letters a typo has: a word of four is one edit from too many others ("agen" is
     /// "again" more often than "agent").
@@ -175,15 +181,28 @@ final class WordIndex: Sendable {
         let exact: UnsafeBufferPointer<UInt8>?
         /// True: accented keywords only; false: the others; nil: both.
         let side: Bool?
-        /// Per language, per token: its stem.
-        var stems: [[[UInt8]?]] = []
-        /// Per token: spelled right in some language of the bot.
-        var spelled: [Bool?] = []
+        /// The stems worked out so far. A message needs few.
+        var stems: [KnownStem] = []
+        /// The tokens found spelled right or not so far.
+        var spelled: [KnownSpelling] = []
         var exactTokens: [WordToken] = []
 
         func word(_ t: Int) -> UnsafeBufferPointer<UInt8> {
             UnsafeBufferPointer(rebasing: bytes[tokens[t].start..<tokens[t].end])
         }
+    }
+
+    /// A token's stem in one language (a struct, not a tuple: tuple types' metadata is looked
+    /// up at run time, on every use).
+    private struct KnownStem {
+        let token: Int
+        let language: Int
+        let stem: [UInt8]
+    }
+
+    private struct KnownSpelling {
+        let token: Int
+        let known: Bool
     }
 
     /// One pass over one form of a message. Returns false when `body` asked to stop.
@@ -266,29 +285,28 @@ final class WordIndex: Sendable {
     }
 
     private func stem(_ l: Int, _ t: Int, _ scan: inout Scan) -> [UInt8] {
-        if scan.stems.isEmpty { scan.stems = Array(repeating: Array(repeating: nil, count: scan.tokens.count), count: stemmers.count) }
-        if let s = scan.stems[l][t] { return s }
+        if let known = scan.stems.first(where: { $0.token == t && $0.language == l }) { return known.stem }
         let word = scan.word(t)
-        var known = facts.facts(word)
-        let s = known.stems[l] ?? stemmers[l].stem(word)
-        if known.stems[l] == nil {
-            known.stems[l] = s
-            facts.learn(word, known)
+        let s: [UInt8]
+        if let remembered = facts.stem(word, language: l) {
+            s = remembered
+        } else {
+            s = stemmers[l].stem(word)
+            facts.learn(word, language: l, stem: s)
         }
-        scan.stems[l][t] = s
+        scan.stems.append(KnownStem(token: t, language: l, stem: s))
         return s
     }
 
     /// Whether some dictionary of the bot knows token `t`, as folded or as written.
     private func isSpelledRight(_ t: Int, _ scan: inout Scan) -> Bool {
-        if scan.spelled.isEmpty { scan.spelled = Array(repeating: nil, count: scan.tokens.count) }
-        if let known = scan.spelled[t] { return known }
+        if let known = scan.spelled.first(where: { $0.token == t }) { return known.known }
         // The answer depends on the word as written too (its accents): remembered only when
         // the scan reads the text as written (a pure ASCII message is both forms at once).
         let word = scan.word(t)
-        var remembered = scan.exact == nil ? facts.facts(word) : nil
-        if let known = remembered?.spelled {
-            scan.spelled[t] = known
+        let remember = scan.exact == nil
+        if remember, let known = facts.spelled(word) {
+            scan.spelled.append(KnownSpelling(token: t, known: known))
             return known
         }
         var forms = [Array(word)]
@@ -300,11 +318,8 @@ final class WordIndex: Sendable {
             }
         }
         let known = forms.contains { form in dictionaries.contains { $0.contains(form) || $0.containsWithApostrophe(form) } }
-        scan.spelled[t] = known
-        if remembered != nil {
-            remembered!.spelled = known
-            facts.learn(word, remembered!)
-        }
+        scan.spelled.append(KnownSpelling(token: t, known: known))
+        if remember { facts.learn(word, spelled: known) }
         return known
     }
 }
