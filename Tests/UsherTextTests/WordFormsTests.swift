@@ -23,6 +23,7 @@ import UsherText
         ("refund", "nonrefundable", false),
         ("refund", "refund2", false),
         ("refund", "refund_policy", false),
+        ("ty", "tys", false),                   // one or two letters: as written only
         // Phrases: every word by form, one space apart.
         ("money back", "I want moneys backed", true),
         ("money back", "money, back", false),
