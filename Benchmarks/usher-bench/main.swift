@@ -18,8 +18,10 @@ _ = FileManager.default.changeCurrentDirectoryPath(
 
 BenchArguments.check(usage: """
     usher-bench [--quick] [--only support|scale|words|corpus|compile|budget|replay|worker|http]   (from the repository root; BENCHMARKS.md)
-      decisions per second for bots/support, matching time per message with 100, 1,000 and
-      10,000 keyword rules plus 20 regexes, their compile time, decision time p50/p99/max of a
+      decisions per second for bots/support (its matching on and off), matching time per message
+      with 100, 1,000 and 10,000 keyword rules plus 20 regexes, their compile time, the same with
+      word forms and typos on against exact (words), what they change on the cucom corpus with a
+      sample to judge (corpus, ../shared/data or the repository's 300), decision time p50/p99/max of a
       bot with 500 catastrophic regexes under attack beside bots/support, replay, the worker
       on SQLite and /healthz latency with 1,500 connections held against the HTTP server;
       --quick: fewer iterations; --only: one part (for profiling)

@@ -54,6 +54,11 @@ extension BotFileParser {
                     reader.warning("no-stemmer", "Snowball has no stemmer for \(missing.map { "'\($0)'" }.joined(separator: ", ")): word_forms cannot match other forms of \(missing.count == 1 ? "its" : "their") words, which match only as written", at: node)
                 }
             }
+            if matching.contains(.typos) && ok && languages.allSatisfy(Self.unspacedLanguages.contains) {
+                // No dictionary to tell a typo from a word: typos would match every near word.
+                reader.warning("no-typos", "typos: true has no effect for \(languages.joined(separator: ", ")): typos are told from words with the dictionary of a language written with spaces (en, es…)", at: node)
+                matching.remove(.typos)
+            }
             if matching.contains(.typos) && ok {
                 for code in languages where !Self.unspacedLanguages.contains(code) {
                     do {

@@ -42,6 +42,7 @@ import UsherText
         ("language: en\nmatching: {word_form: true}", ["b/bot.yaml:5:12: error: [unknown-key] unknown key 'word_form' in 'matching'; did you mean 'word_forms'?"]),
         ("language: en\nmatching: {typos: yes}", ["b/bot.yaml:5:19: error: [wrong-type] expected true or false for 'typos', found 'yes'; write 'true'"]),
         ("language: [en, kl]\nmatching: {typos: true}", ["b/bot.yaml:5:11: error: [missing-dictionary] typos: true needs a spelling dictionary for every language of the bot, to tell typos from words spelled right: no hunspell dictionary for 'kl' in /usr/share/hunspell; install one (Debian: apt-get install hunspell-kl)"]),
+        ("language: zh\nmatching: {typos: true}", ["b/bot.yaml:5:11: warning: [no-typos] typos: true has no effect for zh: typos are told from words with the dictionary of a language written with spaces (en, es…)"]),
         ("language: [en, ko, zh]\nmatching: {word_forms: true}", ["b/bot.yaml:5:11: warning: [no-stemmer] Snowball has no stemmer for 'ko': word_forms cannot match other forms of its words, which match only as written"]),
     ]
 
