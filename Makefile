@@ -17,8 +17,12 @@ SWIFT ?= swift
 # System libraries, as pkg-config names them, and the Debian packages that provide them.
 # PostgreSQL: libpq to build; the server binaries (initdb, pg_ctl, postgres) only for the tests,
 # which start a throwaway server of their own (no system service is used).
+# What has no pkg-config file is checked by path (FILES): Snowball's libstemmer (word forms),
+# and the hunspell dictionaries that typos are checked against (English and Spanish: the bots
+# and tests here use them; a bot in another language needs that language's hunspell-* package).
 PKG_CONFIG_MODULES := yaml-0.1 libpcre2-8 icu-uc zlib sqlite3 libmicrohttpd libpq libcurl libcrypto
-APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libpq-dev libcurl4-openssl-dev libssl-dev sqlite3 python3 pkg-config
+FILES := /usr/include/libstemmer.h /usr/share/hunspell/en_US.dic /usr/share/hunspell/es_ES.dic
+APT_PACKAGES := libyaml-dev libpcre2-dev libicu-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libpq-dev libcurl4-openssl-dev libssl-dev libstemmer-dev hunspell-en-us hunspell-es sqlite3 python3 pkg-config
 TEST_APT_PACKAGES := postgresql postgresql-client openssl
 
 # Fuzzing: seconds per harness, seed inputs (checked in) and where new inputs and
@@ -41,6 +45,7 @@ deps:
 	@missing=""; \
 	if command -v pkg-config >/dev/null 2>&1; then \
 	  for m in $(PKG_CONFIG_MODULES); do pkg-config --exists $$m || missing="$$missing $$m"; done; \
+	  for f in $(FILES); do [ -f $$f ] || missing="$$missing $$f"; done; \
 	  for c in sqlite3 python3; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
 	else \
 	  missing=" pkg-config"; \
@@ -50,7 +55,7 @@ deps:
 	elif [ "$$(id -u)" = 0 ]; then \
 	  echo "    missing:$$missing — installing $(APT_PACKAGES)"; \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PACKAGES); \
-	  pkg-config --exists $(PKG_CONFIG_MODULES) || { echo "error: still missing after apt-get install" >&2; exit 1; }; \
+	  pkg-config --exists $(PKG_CONFIG_MODULES) && ls $(FILES) >/dev/null || { echo "error: still missing after apt-get install" >&2; exit 1; }; \
 	else \
 	  echo "error: missing system libraries:$$missing. Install them with:" >&2; \
 	  echo "    sudo apt-get install -y $(APT_PACKAGES)" >&2; \

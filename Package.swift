@@ -26,13 +26,16 @@ let package = Package(
 
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
+        // Snowball's stemmers, for keywords that match other forms of their words. Debian's
+        // libstemmer-dev ships no pkg-config file: the module map links `stemmer` itself.
+        .systemLibrary(name: "CStemmer", path: "Sources/CStemmer", providers: [.apt(["libstemmer-dev"])]),
 
         .target(name: "UsherDiagnostics", swiftSettings: strict),
         // The one JSON reader and writer (hand-written: several times faster than Foundation's
         // on the store's and the replay's hot paths) and FNV-1a; no dependencies.
         .target(name: "UsherJSON", swiftSettings: strict),
         .target(name: "UsherYAML", dependencies: ["CYAML", "UsherDiagnostics"], swiftSettings: strict),
-        .target(name: "UsherText", dependencies: ["CPCRE2", "CUsherICU"], swiftSettings: strict),
+        .target(name: "UsherText", dependencies: ["CPCRE2", "CUsherICU", "CStemmer"], swiftSettings: strict),
         .target(name: "UsherRules", dependencies: ["UsherYAML", "UsherText", "UsherDiagnostics", "UsherJSON"],
                 swiftSettings: strict),
         // The mapping file of the SQL adapters; read with UsherYAML's NodeReader, like bot files.

@@ -17,9 +17,11 @@ _ = FileManager.default.changeCurrentDirectoryPath(
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path)
 
 BenchArguments.check(usage: """
-    usher-bench [--quick] [--only support|scale|compile|budget|replay|worker|http]   (from the repository root; BENCHMARKS.md)
-      decisions per second for bots/support, matching time per message with 100, 1,000 and
-      10,000 keyword rules plus 20 regexes, their compile time, decision time p50/p99/max of a
+    usher-bench [--quick] [--only support|scale|words|corpus|compile|budget|replay|worker|http]   (from the repository root; BENCHMARKS.md)
+      decisions per second for bots/support (its matching on and off), matching time per message
+      with 100, 1,000 and 10,000 keyword rules plus 20 regexes, their compile time, the same with
+      word forms and typos on against exact (words), what they change on the cucom corpus with a
+      sample to judge (corpus, ../shared/data or the repository's 300), decision time p50/p99/max of a
       bot with 500 catastrophic regexes under attack beside bots/support, replay, the worker
       on SQLite and /healthz latency with 1,500 connections held against the HTTP server;
       --quick: fewer iterations; --only: one part (for profiling)
@@ -78,6 +80,12 @@ func supportDecisions() {
         for d in result.diagnostics { print("  \(d.headline)") }
         exit(1)
     }
+    decide(rs, "bots/support")
+    // The same bot with bot.yaml's word forms and typos off, in the same run.
+    if let exact = CorpusBench.load(matching: false) { decide(exact, "bots/support, matching off") }
+}
+
+func decide(_ rs: RuleSet, _ name: String) {
     let start = Date(timeIntervalSince1970: 1_764_468_000)   // 2025-11-30 10:00 +08:00, a Sunday
     // A conversation per message, each starting fresh, so every decision evaluates rules.
     let conversations = 1000
@@ -94,7 +102,7 @@ func supportDecisions() {
         // Keep conversations in the bot's hands so the benchmark does not measure silence.
         states[c] = d.state.owner == .bot ? d.state : ConversationState(conversationID: states[c].conversationID)
     }
-    print("decide, bots/support (\(rs.rules.count) rules): \(fmt(ns)) ns/decision = \(fmt(1e9 / ns / 1000)) k decisions/s on one core   [target ≥ 300 k/s]")
+    print("decide, \(name) (\(rs.rules.count) rules): \(fmt(ns)) ns/decision = \(fmt(1e9 / ns / 1000)) k decisions/s on one core   [target ≥ 300 k/s]")
     if replies == 0 { print("  (no effects? check the bot)") }
 }
 
@@ -112,7 +120,7 @@ func words(_ count: Int, rng: inout SplitMix64) -> [String] {
     return out
 }
 
-func syntheticBot(rules: Int) -> [String: String] {
+func syntheticBot(rules: Int, botLines: String = "") -> [String: String] {
     var rng = SplitMix64(state: 42)
     let vocab = words(rules * 2, rng: &rng)
     var y = "version: 1\nrules:\n"
@@ -130,7 +138,7 @@ func syntheticBot(rules: Int) -> [String: String] {
     for i in 0..<rules {
         y += "  - id: kw-\(i)\n    when: {keywords: [\(vocab[2 * i]), \"\(vocab[2 * i + 1]) \(vocab[(2 * i + 7) % vocab.count])\"]}\n    then: [reply: \"keyword \(i)\"]\n"
     }
-    let bot = "bot: bench\ntimezone: UTC\nrules: [rules.yaml]\n"
+    let bot = "bot: bench\ntimezone: UTC\nrules: [rules.yaml]\n" + botLines
     return ["bench/bot.yaml": bot, "bench/rules.yaml": y]
 }
 
@@ -224,6 +232,8 @@ if only == "compile" {
     let files = syntheticBot(rules: 10_000)
     for _ in 0..<3 { _ = RuleSetLoader.loadBot(botPath: "bench/bot.yaml", files: files) }
 }
+if only == nil || only == "words" { WordsBench.run(quick: quick) }
+if only == nil || only == "corpus" { CorpusBench.run(list: only == "corpus" ? 50 : 0) }
 if only == nil || only == "budget" { BudgetBench.run(quick: quick) }
 if only == nil || only == "replay" { replay() }
 if only == nil || only == "http" {

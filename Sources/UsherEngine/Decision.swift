@@ -33,6 +33,9 @@ public struct Decision: Sendable {
     /// Set when a safety limit of bot.yaml (`limits.loop_guard`, `limits.max_bot_replies`)
     /// dropped this decision's replies.
     public var limit: ReplyLimit?
+    /// The language a reply written per language answered in, and why; nil when no such reply
+    /// was sent.
+    public var language: LanguageChoice?
 
     public init(outcome: Outcome, effects: [Effect], state: ConversationState, ruleSetVersion: String,
                 trace: [RuleTrace]? = nil, events: [EngineEvent] = []) {
@@ -161,4 +164,50 @@ public struct RuleTrace: Sendable, Hashable {
     public var rule: String
     public var priority: Int
     public var verdict: Verdict
+    /// For a rule that fired on a keyword matched through another form of its words or a typo:
+    /// how, as in "matched 'refund' (typo of 'refnd')". Nil when every keyword matched as written.
+    public var matched: String?
+}
+
+/// The language a reply written per language (`reply: {en: …, es: …}`) answered in.
+public struct LanguageChoice: Sendable, Hashable {
+    /// Why this language.
+    public enum Reason: Sendable, Hashable {
+        /// The conversation's locale (as the backend set it: `es-MX`).
+        case locale(String)
+        /// The message's words (or script) are in this language.
+        case detected
+        /// Neither told: the bot's first language (bot.yaml's `language`).
+        case botLanguage
+        /// The reply has no text in any of those: its first.
+        case firstListed
+    }
+
+    public var language: String
+    public var reason: Reason
+
+    public init(language: String, reason: Reason) {
+        self.language = language
+        self.reason = reason
+    }
+
+    /// "es (the conversation's locale es-MX)", for explain and replay.
+    public var description: String {
+        switch reason {
+        case let .locale(l): "\(language) (the conversation's locale \(l))"
+        case .detected: "\(language) (the language of the message)"
+        case .botLanguage: "\(language) (the bot's first language: the message does not tell)"
+        case .firstListed: "\(language) (the reply's first: it has no text in the bot's languages)"
+        }
+    }
+
+    /// `locale`, `detected`, `bot_language` or `first_listed`, for JSON.
+    public var reasonName: String {
+        switch reason {
+        case .locale: "locale"
+        case .detected: "detected"
+        case .botLanguage: "bot_language"
+        case .firstListed: "first_listed"
+        }
+    }
 }

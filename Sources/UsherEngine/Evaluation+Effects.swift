@@ -1,6 +1,7 @@
 import Foundation
 import UsherJSON
 import UsherRules
+import UsherText
 
 extension Evaluation {
     /// Turns a rule's actions into effects and state changes.
@@ -32,6 +33,8 @@ extension Evaluation {
         for action in actions {
             switch action {
             case let .reply(reply):
+                var reply = reply
+                if case let .languages(replies) = reply { reply = choose(replies).reply }
                 let template: Template
                 switch reply {
                 case let .text(t): template = t
@@ -39,6 +42,8 @@ extension Evaluation {
                 case let .variants(ts):
                     let seed = FNV1a.hash(state.conversationID + "\u{0}" + rule)
                     template = ts[Int((seed &+ UInt64(fires - 1)) % UInt64(ts.count))]
+                case let .languages(replies):   // never nested: the compiler allows one level
+                    template = replies[0].reply.texts[0]
                 }
                 effects.append(.reply(text: render(template, captures), rule: rule))
                 state.botReplies += 1
@@ -65,6 +70,40 @@ extension Evaluation {
                 }
             }
         }
+    }
+
+    /// The reply in the customer's language: the conversation's locale when the reply has it,
+    /// else the language of the message, else the bot's first language, else the reply's first.
+    /// The first choice of a decision is recorded in `language`.
+    mutating func choose(_ replies: [LanguageReply]) -> LanguageReply {
+        func has(_ code: String?) -> LanguageReply? { code.flatMap { c in replies.first { $0.language == c } } }
+        let choice: (LanguageReply, LanguageChoice.Reason)
+        if let locale = state.locale, let r = has(Self.language(ofLocale: locale)) {
+            choice = (r, .locale(locale))
+        } else if let r = has(messageLanguage()) {
+            choice = (r, .detected)
+        } else if let r = has(ruleSet.bot.languages.first) {
+            choice = (r, .botLanguage)
+        } else {
+            choice = (replies[0], .firstListed)
+        }
+        if language == nil { language = LanguageChoice(language: choice.0.language, reason: choice.1) }
+        return choice.0
+    }
+
+    /// `es-MX`, `es_MX`, `ES` → `es`.
+    static func language(ofLocale locale: String) -> String? {
+        let code = locale.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() }
+        return code?.isEmpty == false ? code : nil
+    }
+
+    /// The message's language among the bot's, worked out once per decision.
+    private mutating func messageLanguage() -> String? {
+        if let known = detectedLanguage { return known }
+        let guess = LanguageGuess(languages: ruleSet.bot.languages, dictionaries: ruleSet.bot.dictionaries)
+            .language(of: matcher.normalizedText())
+        detectedLanguage = .some(guess)
+        return guess
     }
 
     mutating func handOff(reason: String, queue: String?, priority: HandoffPriority?, message: String, rule: String) {

@@ -18,6 +18,10 @@ struct Evaluation {
     var effects: [Effect] = []
     /// The safety limit that dropped this decision's replies, if one did.
     var limit: ReplyLimit?
+    /// The language of the first reply written per language, once one is sent.
+    var language: LanguageChoice?
+    /// The message's language among the bot's (nil inside: it does not tell), once asked.
+    var detectedLanguage: String??
 
     init(ruleSet: RuleSet, state: ConversationState, message: Message, now: Date, idle: TimeInterval,
          options: Engine.Options) {
@@ -83,6 +87,7 @@ struct Evaluation {
                 continue
             }
             record(rule, .fired)
+            if options.trace, let when = rule.when { trace[trace.count - 1].matched = fuzzyMatches(when) }
             fired.append((rule, captures))
             if !rule.continues { stopped = rule.id }
         }
@@ -113,6 +118,7 @@ struct Evaluation {
         var decision = Decision(outcome: outcome, effects: effects, state: state, ruleSetVersion: version,
                                 trace: trace, events: events)
         decision.limit = limit
+        decision.language = language
         if matcher.outOfTime {
             decision.budgetExhausted = BudgetExhaustion(budget: ruleSet.bot.decisionBudget, rules: matcher.starvedRules)
         }
@@ -232,6 +238,31 @@ struct Evaluation {
             return "any"
         default: return "condition holds"
         }
+    }
+
+    /// The keywords of a condition that hold (outside `not`) and matched by form or typo, as
+    /// "matched 'refund' (typo of 'refnd')"; nil when there are none.
+    private mutating func fuzzyMatches(_ c: Condition) -> String? {
+        var ids: [Int] = []
+        func collect(_ c: Condition) {
+            switch c {
+            case let .keywords(any, all, _): ids += any + all
+            case let .all(parts), let .any(parts): parts.forEach(collect)
+            default: break
+            }
+        }
+        collect(c)
+        var seen = Set<Int>()
+        var notes: [String] = []
+        for id in ids where seen.insert(id).inserted {
+            let keyword = ruleSet.keywords.normalizedKeyword(id)
+            switch matcher.evidence(for: id) {
+            case let .form(words)?: notes.append("matched '\(keyword)' (form of '\(words)')")
+            case let .typo(words)?: notes.append("matched '\(keyword)' (typo of '\(words)')")
+            case .exact?, nil: break
+            }
+        }
+        return notes.isEmpty ? nil : notes.joined(separator: "; ")
     }
 
     private func words(_ ids: [Int]) -> String {

@@ -13,6 +13,8 @@ struct MessageMatcher {
     let text: String
     private let maxBytes: Int
     private var hits: KeywordHits?
+    /// The message as keywords see it, once `keywordHits` has run.
+    private var normalized: NormalizedText?
     private var results: [PatternMatch?]
     /// Per pattern, whether its required literals occur in the text (nil until first needed).
     private var passing: [Bool]?
@@ -47,9 +49,23 @@ struct MessageMatcher {
 
     mutating func keywordHits() -> KeywordHits {
         if let hits { return hits }
-        let h = ruleSet.keywords.matches(in: NormalizedText(text, maxBytes: maxBytes))
+        let h = ruleSet.keywords.matches(in: normalizedText())
         hits = h
         return h
+    }
+
+    /// How keyword `id` matched this message: as written, as another form, as a typo (traces).
+    mutating func evidence(for id: Int) -> KeywordEvidence? {
+        guard keywordHits().contains(id), let normalized else { return nil }
+        return ruleSet.keywords.evidence(for: id, in: normalized)
+    }
+
+    /// The message as keywords see it (normalised once, shared with the keyword match).
+    mutating func normalizedText() -> NormalizedText {
+        if let normalized { return normalized }
+        let text = NormalizedText(text, maxBytes: maxBytes)
+        normalized = text
+        return text
     }
 
     mutating func match(pattern id: Int, rule: String) -> PatternMatch {

@@ -26,20 +26,37 @@ public enum Action: Sendable, Hashable {
     }
 }
 
-/// The three forms of `reply`.
-public enum Reply: Sendable, Hashable {
+/// The forms of `reply`.
+public indirect enum Reply: Sendable, Hashable {
     /// One text.
     case text(Template)
     /// `[a, b, c]`: rotates deterministically per conversation.
     case variants([Template])
     /// `{sequence: […]}`: the nth firing in a session gets the nth text (the last repeats).
     case sequence([Template])
+    /// `{en: …, es: …}`: one of the other forms per language, in the file's order; the engine
+    /// answers in the customer's language (`Decision.language`).
+    case languages([LanguageReply])
 
     public var texts: [Template] {
         switch self {
         case let .text(t): [t]
         case let .variants(ts), let .sequence(ts): ts
+        case let .languages(replies): replies.flatMap(\.reply.texts)
         }
+    }
+}
+
+/// The reply for one language of a `reply: {en: …, es: …}`.
+public struct LanguageReply: Sendable, Hashable {
+    /// An ISO 639 code, as bot.yaml's `language` writes them.
+    public var language: String
+    /// A text, variants or a sequence.
+    public var reply: Reply
+
+    public init(language: String, reply: Reply) {
+        self.language = language
+        self.reply = reply
     }
 }
 

@@ -1,6 +1,7 @@
 public import Foundation
 import UsherYAML
 import UsherDiagnostics
+public import UsherText
 
 /// A validated `bot.yaml`.
 public struct BotConfig: Sendable {
@@ -56,6 +57,15 @@ public struct BotConfig: Sendable {
     public var channels: [Glob] = []
     /// Where bot.yaml lives.
     public var path: String
+    /// The languages the bot's customers write in (`language`), as ISO 639 codes (`en`, `es`), in
+    /// bot.yaml's order: the first answers when a reply cannot tell. Empty: not said.
+    public var languages: [String] = []
+    /// How keywords match besides as written (`matching: {word_forms, typos}`), for every keyword
+    /// whose rule or entry does not say `exact: true`. Exact matching when bot.yaml says nothing.
+    public var matching: WordMatching = .exact
+    /// The spelling dictionaries of `languages` (those written with spaces between words), read
+    /// when `matching.typos` is on: a word spelled right is never a typo.
+    public var dictionaries: [SpellingDictionary] = []
 
     public init(id: String, name: String, senderId: String, timeZone: TimeZone, ruleFiles: [String],
                 schedules: [Schedule] = [], idleReset: TimeInterval? = nil, maxBotReplies: Int? = nil,

@@ -153,11 +153,15 @@ struct BotFileParser {
             if let items = reader.texts(node, "'channels'") { channels = items.map { Glob($0.0) } } else { ok = false }
         }
 
+        let language = parseLanguages(m)
+        if language == nil { ok = false }
+
         var bot = BotConfig(id: id, name: name, senderId: senderId, timeZone: timeZone, ruleFiles: ruleFiles,
                             schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,
                             loopGuard: loopGuard, handoff: handoff, path: path)
         bot.channels = channels
         bot.decisionBudget = decisionBudget
+        if let language { (bot.languages, bot.matching, bot.dictionaries) = language }
         let scheduleNames = m["schedules"]?.mapping?.compactMap(\.key.scalar) ?? []
         return Parsed(bot: bot, valid: ok, scheduleNames: scheduleNames)
     }

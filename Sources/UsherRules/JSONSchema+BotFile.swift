@@ -60,9 +60,20 @@ extension JSONSchema {
                 "minItems": 1,
             ],
             "handoff": botHandoff,
+            "language": [
+                "description": "The language your customers write in, as an ISO 639 code (en, es, zh), or a list of them, the main one first: [en, es]. Keywords match other forms of their words in these languages (matching.word_forms), typos are checked against their dictionaries (matching.typos), and a reply written per language answers in the customer's. Default: none declared.",
+                "anyOf": [reference("languageCode"), list(of: reference("languageCode"))],
+            ],
+            "matching": botMatching,
         ],
         "definitions": [
             "duration": duration,
+            "languageCode": [
+                "type": "string",
+                "pattern": "^[a-z]{2,3}$",
+                "description": "An ISO 639 language code in lower case: en, es, de, fr, zh.",
+                "examples": ["en", "es", "zh"],
+            ],
             "hours": [
                 "type": "string",
                 "pattern": "^(([01]?[0-9]|2[0-3]):[0-5][0-9] *- *(([01]?[0-9]|2[0-3]):[0-5][0-9]|24:00)|closed)$",
@@ -134,6 +145,25 @@ extension JSONSchema {
                 "type": "string",
                 "description": "The system notice the customer sees when the loop guard hands off (templates like {{customer.name}} work). Default: handoff.system_message.",
                 "examples": ["Let me get a person to help you with this."],
+            ],
+        ],
+    ]
+
+    /// `matching: {word_forms, typos}`.
+    package static let botMatching: JSONSchema = [
+        "type": "object",
+        "description": "How keywords match besides as written, for every rule of this bot; a rule or a keyword with exact: true keeps matching only as written. Needs `language`.",
+        "additionalProperties": false,
+        "properties": [
+            "word_forms": [
+                "type": "boolean",
+                "default": false,
+                "description": "true: a keyword also matches other forms of its words in the bot's languages (Snowball stemmers): refund matches refunds, refunded, refunding; cancel matches cancelling, cancelled. Chinese, Japanese and Thai keywords keep matching anywhere in the text.",
+            ],
+            "typos": [
+                "type": "boolean",
+                "default": false,
+                "description": "true: a keyword of 5 to 8 letters also matches a word one letter off (a letter added, missing, changed, or two swapped: refnd, refudn), and one of 9 letters or more a word two letters off — unless that word is itself spelled right in one of the bot's languages (cancer is not a typo of cancel). Checked against the system's hunspell dictionaries.",
             ],
         ],
     ]

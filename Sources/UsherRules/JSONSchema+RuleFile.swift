@@ -26,10 +26,15 @@ extension JSONSchema {
                     "minItems": 1,
                     "description": "Words or phrases.",
                     "items": [
-                        "type": ["string", "integer"],
-                        "minLength": 1,
-                        "pattern": "^[^$]",
-                        "description": "A word or phrase (a list cannot contain another $list).",
+                        "anyOf": [
+                            [
+                                "type": ["string", "integer"],
+                                "minLength": 1,
+                                "pattern": "^[^$]",
+                                "description": "A word or phrase (a list cannot contain another $list).",
+                            ],
+                            exactKeyword,
+                        ],
                     ],
                 ],
             ],
@@ -67,7 +72,7 @@ extension JSONSchema {
         ],
         "keywordSet": [
             "description": "One keyword or $list, or a list of them.",
-            "anyOf": [reference("keyword"), list(of: reference("keyword"))],
+            "anyOf": [reference("keyword"), list(of: ["anyOf": [reference("keyword"), exactKeyword]])],
         ],
         "keywords": [
             "description": "Keywords to look for in the customer's message. A list (or a single keyword) means: any of these. Use {any, all, none} for more control, for example {any: $human, none: [\"delivery agent\"]}.",
@@ -164,6 +169,11 @@ extension JSONSchema {
                 "default": true,
                 "description": "false switches the rule off without deleting it.",
             ],
+            "exact": [
+                "type": "boolean",
+                "default": false,
+                "description": "true: this rule's keywords match only as written, even when bot.yaml turns on matching.word_forms or matching.typos.",
+            ],
             "while_waiting": [
                 "type": "boolean",
                 "default": false,
@@ -186,6 +196,20 @@ extension JSONSchema {
 
     // MARK: Shapes shared by several keys; the compiler takes the keys of their mappings from
     // these (`propertyNames`), so a key is named once.
+
+    /// `{exact: WORD}`: a keyword that matches only as written.
+    package static let exactKeyword: JSONSchema = [
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["exact"],
+        "properties": [
+            "exact": [
+                "type": ["string", "integer"],
+                "minLength": 1,
+                "description": "A word or phrase (or $list) that matches only as written, even when bot.yaml turns on matching.word_forms or matching.typos: {exact: card} does not match cards or cart.",
+            ],
+        ],
+    ]
 
     /// `{any, all, none}` of keywords.
     package static let keywordGroups: JSONSchema = groups(of: "keywordSet", [
@@ -255,6 +279,17 @@ extension JSONSchema {
                 "items": reference("template"),
                 "description": "The nth time this rule fires in a session, it sends the nth text.",
             ],
+        ],
+    ]
+
+    /// `reply: {en: …, es: …}`: a reply per language.
+    package static let replyLanguages: JSONSchema = [
+        "type": "object",
+        "minProperties": 1,
+        "description": "A reply per language: ISO 639 codes (en, es, zh) as keys, each with a text, a list of texts or {sequence: [...]}. The conversation's locale chooses; without one, the language of the customer's message (among the bot's languages in bot.yaml); else the bot's first language.",
+        "propertyNames": ["pattern": "^[a-z]{2,3}$"],
+        "additionalProperties": [
+            "anyOf": [reference("template"), list(of: reference("template")), replySequence],
         ],
     ]
 

@@ -18,27 +18,40 @@ final class RuleCompiler {
     static let replyKeys = JSONSchema.replySequence.propertyNames
     static let handoffKeys = JSONSchema.handoffFields.propertyNames
     static let notifyKeys = JSONSchema.notifyFields.propertyNames
+    static let exactKeywordKeys = JSONSchema.exactKeyword.propertyNames
 
     /// The bot's schedules by name; `nil` when checking rule files without a bot (references to
     /// schedules are then not checked).
     let scheduleNames: [String]?
     let patternLimits: PatternLimits
+    /// The bot's `matching`: how keywords match unless their rule or entry says `exact: true`.
+    let matching: WordMatching
+    /// The bot's `language` list; nil when checking rule files without a bot (replies per
+    /// language are then not checked against it).
+    let languages: [String]?
 
     private(set) var keywordTexts: [String] = []
+    /// How each keyword of `keywordTexts` matches.
+    private(set) var keywordMatching: [WordMatching] = []
+    /// The rule being compiled says `exact: true`.
+    private var ruleIsExact = false
     private var keywordIDs: [String: Int] = [:]
     private(set) var patterns: [Pattern] = []
     private(set) var patternLocations: [SourceLocation] = []
     private var patternIDs: [String: Int] = [:]
-    private var lists: [String: (items: [(String, YAMLNode)], location: SourceLocation)] = [:]
+    private var lists: [String: (items: [KeywordItem], location: SourceLocation)] = [:]
     private(set) var rules: [Rule] = []
     private var ruleLocations: [String: SourceLocation] = [:]
     private(set) var fallback: [Action]?
     private(set) var fallbackLocation: SourceLocation?
     private var extra: [Diagnostic] = []
 
-    init(scheduleNames: [String]?, patternLimits: PatternLimits = .default) {
+    init(scheduleNames: [String]?, patternLimits: PatternLimits = .default, matching: WordMatching = .exact,
+         languages: [String]? = nil) {
         self.scheduleNames = scheduleNames
         self.patternLimits = patternLimits
+        self.matching = matching
+        self.languages = languages
     }
 
     var diagnostics: [Diagnostic] { extra }
@@ -69,11 +82,11 @@ final class RuleCompiler {
                                      notes: [.init("first defined here", at: first.location)])
                         continue
                     }
-                    guard let items = reader.texts(pair.value, "list '\(name)'") else { continue }
-                    for (item, itemNode) in items where item.hasPrefix("$") {
-                        reader.error("nested-list", "a list cannot refer to another list ('\(item)'); write the words out", at: itemNode)
+                    guard let items = keywordItems(reader, pair.value, "list '\(name)'") else { continue }
+                    for item in items where item.text.hasPrefix("$") {
+                        reader.error("nested-list", "a list cannot refer to another list ('\(item.text)'); write the words out", at: item.node)
                     }
-                    lists[name] = (items.filter { !$0.0.hasPrefix("$") }, pair.key.location)
+                    lists[name] = (items.filter { !$0.text.hasPrefix("$") }, pair.key.location)
                 }
             } else {
                 reader.error("wrong-type", "expected 'lists' as a mapping of list names to lists of words, found \(node.kindName)", at: node)
@@ -139,6 +152,8 @@ final class RuleCompiler {
             if cooldown == nil { ok = false }
         }
         let description = m["description"].flatMap { reader.text($0, "'description'") }
+        ruleIsExact = flag("exact")
+        defer { ruleIsExact = false }
 
         var captures = Set<String>()
         var when: Condition?
@@ -270,7 +285,7 @@ final class RuleCompiler {
             }
             return .schedule(index, inside: inside)
         case .tags:
-            guard let (any, all, none) = anyAllNone(reader, v, "'\(key)'", allowed: Self.tagGroupKeys) else { return nil }
+            guard let (any, all, none) = anyAllNone(reader, v, "'\(key)'", allowed: Self.tagGroupKeys, items: { reader.texts($1, $2) }) else { return nil }
             return .tags(any: any.map(\.0), all: all.map(\.0), none: none.map(\.0))
         case let .glob(make):
             return reader.text(v, "'\(key)'").map { make(Glob($0)) }
@@ -297,34 +312,30 @@ final class RuleCompiler {
 
     /// `[a, b]` (any of), a single word, `$list`, or `{any, all, none}`.
     private func compileKeywords(_ reader: NodeReader, _ v: YAMLNode) -> Condition? {
-        let groups: (any: [(String, YAMLNode)], all: [(String, YAMLNode)], none: [(String, YAMLNode)])
-        if v.mapping != nil {
-            guard let g = anyAllNone(reader, v, "'keywords'", allowed: Self.keywordGroupKeys) else { return nil }
-            groups = g
-        } else {
-            guard let items = reader.texts(v, "'keywords'") else { return nil }
-            groups = (items, [], [])
-        }
+        let groups: (any: [KeywordItem], all: [KeywordItem], none: [KeywordItem])
+        guard let g = anyAllNone(reader, v, "'keywords'", allowed: Self.keywordGroupKeys, items: keywordItems) else { return nil }
+        groups = g
         var ok = true
         let errorsBefore = reader.diagnostics.count
-        func ids(_ items: [(String, YAMLNode)]) -> [Int] {
+        func ids(_ items: [KeywordItem]) -> [Int] {
             var out: [Int] = []
             var seen: [String: YAMLNode] = [:]
-            for (word, node) in items {
-                for (expanded, origin) in expand(reader, word, node) {
-                    let normal = Normalizer.normalize(expanded)
+            for item in items {
+                for expanded in expand(reader, item) {
+                    let normal = Normalizer.normalize(expanded.text)
                     if normal.isEmpty {
-                        reader.error("empty-keyword", "this keyword is empty once spaces and invisible characters are removed; delete it", at: origin)
+                        reader.error("empty-keyword", "this keyword is empty once spaces and invisible characters are removed; delete it", at: expanded.node)
                         ok = false
                         continue
                     }
                     if let first = seen[normal] {
-                        reader.warning("duplicate-keyword", "keyword '\(expanded)' is listed twice (they are the same once case and width are ignored)", at: origin,
+                        reader.warning("duplicate-keyword", "keyword '\(expanded.text)' is listed twice (they are the same once case and width are ignored)", at: expanded.node,
                                        notes: [.init("first listed here", at: first.location)])
                         continue
                     }
-                    seen[normal] = origin
-                    out.append(keywordID(expanded, normal))
+                    seen[normal] = expanded.node
+                    let exact = expanded.exact || item.exact || ruleIsExact
+                    out.append(keywordID(expanded.text, normal, exact ? .exact : matching))
                 }
             }
             return out
@@ -339,28 +350,64 @@ final class RuleCompiler {
     }
 
     /// A word, or the words of a `$list` (located at the list's own items).
-    private func expand(_ reader: NodeReader, _ word: String, _ node: YAMLNode) -> [(String, YAMLNode)] {
-        guard word.hasPrefix("$") else { return [(word, node)] }
-        let name = String(word.dropFirst())
+    private func expand(_ reader: NodeReader, _ item: KeywordItem) -> [KeywordItem] {
+        guard item.text.hasPrefix("$") else { return [item] }
+        let name = String(item.text.dropFirst())
         guard let list = lists[name] else {
             let hint = Suggestion.closest(to: name, in: lists.keys.sorted()).map { "; did you mean '$\($0)'?" } ?? ""
             let known = lists.isEmpty ? "; no lists are defined: add them under 'lists:'"
                 : hint.isEmpty ? "; the lists are \(lists.keys.sorted().map { "$" + $0 }.joined(separator: ", "))" : ""
-            reader.error("unknown-list", "unknown list '$\(name)'\(hint)\(known)", at: node)
+            reader.error("unknown-list", "unknown list '$\(name)'\(hint)\(known)", at: item.node)
             return []
         }
         return list.items
     }
 
-    private func keywordID(_ raw: String, _ normal: String) -> Int {
+    private func keywordID(_ raw: String, _ normal: String, _ matching: WordMatching) -> Int {
         // Accented keywords match only accented text, the others any: they are different keys.
         // ASCII has no accents, and most keywords are ASCII: skip the Unicode work for them.
-        let key = normal.utf8.allSatisfy({ $0 < 0x80 }) ? normal + "\u{0}f"
-            : Normalizer.hasAccent(raw) ? normal : Normalizer.foldAccents(normal) + "\u{0}f"
+        // A keyword matching by form or typo is another key again than the same words exactly.
+        let key = (normal.utf8.allSatisfy({ $0 < 0x80 }) ? normal + "\u{0}f"
+            : Normalizer.hasAccent(raw) ? normal : Normalizer.foldAccents(normal) + "\u{0}f") + "\u{0}\(matching.rawValue)"
         if let id = keywordIDs[key] { return id }
         keywordTexts.append(raw)
+        keywordMatching.append(matching)
         keywordIDs[key] = keywordTexts.count - 1
         return keywordTexts.count - 1
+    }
+
+    /// One entry of a keyword list: a word or phrase, or `{exact: WORD}` for one that matches
+    /// only as written.
+    struct KeywordItem {
+        var text: String
+        var node: YAMLNode
+        var exact: Bool
+    }
+
+    /// The entries of a keyword list (or one entry on its own).
+    private func keywordItems(_ reader: NodeReader, _ node: YAMLNode, _ what: String) -> [KeywordItem]? {
+        guard let entries = node.sequence else {
+            if node.mapping != nil {
+                reader.error("wrong-type", "expected a list for \(what), found a mapping", at: node)
+                return nil
+            }
+            return reader.text(node, what).map { [KeywordItem(text: $0, node: node, exact: false)] }
+        }
+        var out: [KeywordItem] = []
+        let errorsBefore = reader.diagnostics.count
+        for entry in entries {
+            guard entry.mapping != nil else {
+                if let s = reader.text(entry, "an item of \(what)") { out.append(KeywordItem(text: s, node: entry, exact: false)) }
+                continue
+            }
+            guard let m = reader.mapping(entry, "an item of \(what) (a word, or {exact: WORD})", allowed: Self.exactKeywordKeys),
+                  let value = reader.require(m["exact"], "exact", in: entry, "this item", example: "- {exact: card}"),
+                  let s = reader.text(value, "'exact'") else { continue }
+            out.append(KeywordItem(text: s, node: value, exact: true))
+        }
+        // A bad `{exact: …}` entry was reported: the list is not used (a rule without the word
+        // would match differently than written).
+        return reader.diagnostics.count == errorsBefore || entries.allSatisfy({ $0.mapping == nil }) ? out : nil
     }
 
     private func compilePattern(_ reader: NodeReader, _ source: String, _ node: YAMLNode) -> Int? {
@@ -417,11 +464,13 @@ final class RuleCompiler {
         0x1B: ("e", "an escape character"),
     ]
 
-    /// `{any, all, none}` (the keys of `allowed`, in that order), or a list or single item as `any`.
-    private func anyAllNone(_ reader: NodeReader, _ v: YAMLNode, _ what: String, allowed: [String])
-        -> (any: [(String, YAMLNode)], all: [(String, YAMLNode)], none: [(String, YAMLNode)])? {
+    /// `{any, all, none}` (the keys of `allowed`, in that order), or a list or single item as `any`;
+    /// `items` reads each list.
+    private func anyAllNone<Item>(_ reader: NodeReader, _ v: YAMLNode, _ what: String, allowed: [String],
+                                  items: (NodeReader, YAMLNode, String) -> [Item]?)
+        -> (any: [Item], all: [Item], none: [Item])? {
         guard v.mapping != nil else {
-            guard let items = reader.texts(v, what) else { return nil }
+            guard let items = items(reader, v, what) else { return nil }
             return (items, [], [])
         }
         guard let m = reader.mapping(v, what, allowed: allowed) else { return nil }
@@ -430,9 +479,9 @@ final class RuleCompiler {
             return nil
         }
         var ok = !m.isEmpty
-        func list(_ key: String) -> [(String, YAMLNode)] {
+        func list(_ key: String) -> [Item] {
             guard let n = m[key] else { return [] }
-            guard let items = reader.texts(n, "'\(key)'") else { ok = false; return [] }
+            guard let items = items(reader, n, "'\(key)'") else { ok = false; return [] }
             return items
         }
         let result = (list("any"), list("all"), list("none"))
@@ -531,6 +580,70 @@ final class RuleCompiler {
         return ok ? actions : nil
     }
 
+    /// A text, `[variants]` or `{sequence: […]}`.
+    private func compileReply(_ reader: NodeReader, _ v: YAMLNode, _ key: String, _ templates: TemplateParser) -> Reply? {
+        func template(_ n: YAMLNode, _ what: String) -> Template? {
+            reader.text(n, what).flatMap { templates.parse($0, n) }
+        }
+        if let items = v.sequence {
+            if items.isEmpty {
+                reader.error("no-actions", "'\(key)' lists no texts", at: v)
+                return nil
+            }
+            let ts = items.compactMap { template($0, "a reply variant") }
+            return ts.count == items.count ? (items.count == 1 ? .text(ts[0]) : .variants(ts)) : nil
+        }
+        if v.mapping != nil {
+            guard let m = reader.mapping(v, "'\(key)'", allowed: Self.replyKeys),
+                  let seqNode = reader.require(m["sequence"], "sequence", in: v, "this reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
+            guard let items = seqNode.sequence, !items.isEmpty else {
+                reader.error("wrong-type", "expected 'sequence' as a list of texts", at: seqNode)
+                return nil
+            }
+            let ts = items.compactMap { template($0, "a sequence text") }
+            return ts.count == items.count ? .sequence(ts) : nil
+        }
+        return template(v, "'\(key)'").map { .text($0) }
+    }
+
+    /// `reply: {en: …, es: …}`: a reply per language code, each in one of the other forms.
+    /// Checked against the bot's languages: a language the bot does not declare, or one of its
+    /// languages without a text, is a warning.
+    private func compileLanguageReplies(_ reader: NodeReader, _ v: YAMLNode, _ pairs: [YAMLPair],
+                                        _ templates: TemplateParser) -> [LanguageReply]? {
+        var replies: [LanguageReply] = []
+        var ok = true
+        for pair in pairs {
+            guard let code = pair.key.scalar else { continue }
+            guard BotFileParser.isLanguageCode(code) else {
+                reader.error("unknown-language", "'\(code)' is not a language code\(BotFileParser.languageHint(code)); a reply per language maps codes like en or es to texts", at: pair.key)
+                ok = false
+                continue
+            }
+            if pair.value.mapping != nil, pair.value.mapping?.contains(where: { BotFileParser.isLanguageCode($0.key.scalar ?? "") }) == true {
+                reader.error("wrong-type", "the reply for '\(code)' is a text, a list of texts or {sequence: […]}, not another mapping of languages", at: pair.value)
+                ok = false
+                continue
+            }
+            guard let reply = compileReply(reader, pair.value, code, templates) else { ok = false; continue }
+            replies.append(LanguageReply(language: code, reply: reply))
+            if let languages, !languages.contains(code) {
+                let declared = languages.isEmpty ? "bot.yaml declares no language (add 'language: [\(pairs.compactMap(\.key.scalar).joined(separator: ", "))]')"
+                    : "bot.yaml declares \(languages.joined(separator: ", "))"
+                reader.warning("undeclared-language", "a reply in '\(code)', which is not a language of the bot (\(declared)): it answers only conversations whose locale is \(code)", at: pair.key)
+            }
+        }
+        guard ok else { return nil }
+        if let languages {
+            let missing = languages.filter { l in !replies.contains { $0.language == l } }
+            if !missing.isEmpty, let first = replies.first {
+                let fallback = replies.first { $0.language == languages.first }?.language ?? first.language
+                reader.warning("missing-language", "no text in \(missing.map { "'\($0)'" }.joined(separator: ", ")), a language of the bot: \(missing.count == 1 ? "its customers get" : "their customers get") the '\(fallback)' text; add '\(missing[0]): \"…\"'", at: v)
+            }
+        }
+        return replies
+    }
+
     /// Compiles the value of one action by the shape its declaration gives it.
     private func compileActionValue(_ reader: NodeReader, _ kind: ActionKind, _ v: YAMLNode, _ templates: TemplateParser) -> Action? {
         func template(_ n: YAMLNode, _ what: String) -> Template? {
@@ -539,25 +652,11 @@ final class RuleCompiler {
         let key = kind.key
         switch kind.value {
         case .reply:
-            if let items = v.sequence {
-                if items.isEmpty {
-                    reader.error("no-actions", "'\(key)' lists no texts", at: v)
-                    return nil
-                }
-                let ts = items.compactMap { template($0, "a reply variant") }
-                return ts.count == items.count ? .reply(items.count == 1 ? .text(ts[0]) : .variants(ts)) : nil
+            if let pairs = v.mapping, !pairs.contains(where: { Self.replyKeys.contains($0.key.scalar ?? "") }),
+               pairs.contains(where: { BotFileParser.isLanguageCode($0.key.scalar ?? "") }) {
+                return compileLanguageReplies(reader, v, pairs, templates).map { .reply(.languages($0)) }
             }
-            if v.mapping != nil {
-                guard let m = reader.mapping(v, "'\(key)'", allowed: Self.replyKeys),
-                      let seqNode = reader.require(m["sequence"], "sequence", in: v, "this reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
-                guard let items = seqNode.sequence, !items.isEmpty else {
-                    reader.error("wrong-type", "expected 'sequence' as a list of texts", at: seqNode)
-                    return nil
-                }
-                let ts = items.compactMap { template($0, "a sequence text") }
-                return ts.count == items.count ? .reply(.sequence(ts)) : nil
-            }
-            return template(v, "'\(key)'").map { .reply(.text($0)) }
+            return compileReply(reader, v, key, templates).map(Action.reply)
         case let .template(make):
             return template(v, "'\(key)'").map(make)
         case .handoff:

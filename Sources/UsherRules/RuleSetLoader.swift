@@ -141,7 +141,9 @@ public enum RuleSetLoader {
         }
 
         mutating func compile(bot: BotConfig, scheduleNames: [String]?) -> LoadResult {
-            let compiler = RuleCompiler(scheduleNames: scheduleNames, patternLimits: options.patterns)
+            var bot = bot
+            let compiler = RuleCompiler(scheduleNames: scheduleNames, patternLimits: options.patterns, matching: bot.matching,
+                                        languages: scheduleNames == nil ? nil : bot.languages)
             var tops: [(NodeReader, [String: YAMLNode])] = []
             for path in bot.ruleFiles {
                 guard let doc = read(path, bot: false) else { continue }
@@ -154,13 +156,39 @@ public enum RuleSetLoader {
                 diagnostics += reader.diagnostics
             }
             guard !diagnostics.hasErrors else { return result(nil) }
+            if Self.repliesPerLanguage(compiler.rules, compiler.fallback) { readDictionariesForLanguageGuess(&bot) }
             let ruleSet = RuleSet(bot: bot, rules: compiler.rules, fallback: compiler.fallback,
                                   fallbackLocation: compiler.fallbackLocation,
-                                  keywords: KeywordIndex(keywords: compiler.keywordTexts),
+                                  keywords: KeywordIndex(keywords: compiler.keywordTexts, matching: compiler.keywordMatching,
+                                                         stemmers: bot.matching.contains(.forms) ? bot.languages.compactMap(Stemmer.init(language:)) : [],
+                                                         dictionaries: bot.dictionaries),
                                   patterns: compiler.patterns, patternLocations: compiler.patternLocations,
                                   version: RuleSetLoader.version(hasher.value), sources: sources)
             diagnostics += RuleLinter(ruleSet: ruleSet).lint()
             return result(ruleSet)
+        }
+
+        /// Whether some reply is written per language, so that the engine may have to tell the
+        /// customer's language from the message.
+        static func repliesPerLanguage(_ rules: [Rule], _ fallback: [Action]?) -> Bool {
+            (rules.flatMap(\.actions) + (fallback ?? [])).contains {
+                if case .reply(.languages) = $0 { true } else { false }
+            }
+        }
+
+        /// Reads the dictionaries the language guess needs (those of the bot's languages written
+        /// with spaces, when it has two or more) that typos did not already read. A missing one
+        /// is a warning: the locale and the bot's first language still choose.
+        mutating func readDictionariesForLanguageGuess(_ bot: inout BotConfig) {
+            let spaced = bot.languages.filter { !BotFileParser.unspacedLanguages.contains($0) }
+            guard bot.languages.count > 1 else { return }
+            for code in spaced where !bot.dictionaries.contains(where: { $0.language == code }) {
+                do {
+                    bot.dictionaries.append(try SpellingDictionary.system(code))
+                } catch {
+                    diagnostics.append(.warning("missing-dictionary", "replies per language cannot tell a message in '\(code)' by its words: \(error.message); until then the conversation's locale, else '\(bot.languages[0])', decides", at: SourceLocation(file: bot.path, line: 1, column: 1)))
+                }
+            }
         }
 
         func result(_ ruleSet: RuleSet?) -> LoadResult {

@@ -8,6 +8,9 @@
 /// of such a script (CJK and Thai neighbours are fine: "我要refund" contains "refund"); at a
 /// keyword end in Han, Hiragana, Katakana, Thai, Lao, Khmer or Myanmar any neighbour is fine,
 /// so "转人工" matches inside "我要转人工谢谢". Keywords that normalise to nothing never match.
+///
+/// Keywords may also match other forms of their words and misspellings (`WordMatching`); a
+/// `WordIndex` finds those after the automata.
 public final class KeywordIndex: Sendable {
     /// One automaton with what each of its patterns stands for.
     private struct Automaton: Sendable {
@@ -51,16 +54,22 @@ public final class KeywordIndex: Sendable {
     private let normalized: [String]
     private let plain: Automaton
     private let accented: Automaton
+    private let words: WordIndex?
 
-    /// Builds the index; `keywords[i]` gets id `i`.
-    public init(keywords: [String]) {
+    /// Builds the index; `keywords[i]` gets id `i`. `matching[i]` says how keyword `i` matches
+    /// besides as written (missing entries: exactly), with the Snowball stemmers of the bot's
+    /// languages for forms and their dictionaries for typos (a word spelled right is no typo).
+    public init(keywords: [String], matching: [WordMatching] = [], stemmers: [Stemmer] = [],
+                dictionaries: [SpellingDictionary] = []) {
         var plainKeywords: [(id: Int, bytes: [UInt8])] = []
         var accentedKeywords: [(id: Int, bytes: [UInt8])] = []
         var normalized: [String] = []
+        var texts: [(exact: [UInt8], folded: [UInt8])] = []
         normalized.reserveCapacity(keywords.count)
         for (id, keyword) in keywords.enumerated() {
             let text = NormalizedText(keyword, maxBytes: .max)
             normalized.append(String(decoding: text.exact, as: UTF8.self))
+            if !matching.isEmpty { texts.append((text.exact, text.folded)) }
             if text.exact.isEmpty { continue }
             if text.exact == text.folded {
                 plainKeywords.append((id, text.folded))
@@ -71,6 +80,8 @@ public final class KeywordIndex: Sendable {
         self.normalized = normalized
         plain = Automaton(plainKeywords)
         accented = Automaton(accentedKeywords)
+        words = matching.contains(where: { !$0.isEmpty })
+            ? WordIndex(keywords: texts, matching: matching, stemmers: stemmers, dictionaries: dictionaries) : nil
     }
 
     /// The number of keywords, empty ones included.
@@ -82,8 +93,22 @@ public final class KeywordIndex: Sendable {
     /// The keywords that occur in `text`.
     public func matches(in text: NormalizedText) -> KeywordHits {
         var found: [Int] = []
+        exactMatches(in: text, into: &found)
+        words?.collect(in: text, into: &found)
+        return KeywordHits(unsorted: found)
+    }
+
+    /// How keyword `id` occurs in `text` — as written, as another form, as a typo — or nil when
+    /// it does not. For `usher explain`: it scans the message again.
+    public func evidence(for id: Int, in text: NormalizedText) -> KeywordEvidence? {
+        var found: [Int] = []
+        exactMatches(in: text, into: &found)
+        if found.contains(id) { return .exact }
+        return words?.evidence(for: id, in: text)
+    }
+
+    private func exactMatches(in text: NormalizedText, into found: inout [Int]) {
         plain.collect(in: text.folded, into: &found)
         if !text.isASCII { accented.collect(in: text.exact, into: &found) }
-        return KeywordHits(unsorted: found)
     }
 }

@@ -14,13 +14,18 @@ public enum DecisionJSON {
         o["trace"] = (d.trace ?? []).map { t -> [String: Any] in
             var j: [String: Any] = ["rule": t.rule, "priority": t.priority]
             switch t.verdict {
-            case .fired: j["verdict"] = "fired"
+            case .fired:
+                j["verdict"] = "fired"
+                if let matched = t.matched { j["matched"] = matched }
             case let .notMatched(r): j["verdict"] = "not_matched"; j["reason"] = r
             case let .blocked(r): j["verdict"] = "blocked"; j["reason"] = r
             case .disabled: j["verdict"] = "disabled"
             case let .notReached(r): j["verdict"] = "not_reached"; j["reason"] = r
             }
             return j
+        }
+        if let l = d.language {
+            o["language"] = ["code": l.language, "reason": l.reasonName]
         }
         if let spent = d.budgetExhausted {
             o["budget_exhausted"] = ["budget": spent.budgetText, "rules": spent.rules] as [String: Any]

@@ -14,6 +14,8 @@ public struct ReplayOutcome: Sendable, Hashable {
     public var customerMessage: Int?
     /// Who owned the conversation just before the message (after a session reset).
     public var ownerBefore: Owner
+    /// The language a reply written per language answered in, and why.
+    public var language: LanguageChoice?
 
     /// An outcome from its parts.
     public init(outcome: Decision.Outcome, effects: [Effect], events: [EngineEvent], session: Int,
@@ -33,6 +35,7 @@ public struct ReplayOutcome: Sendable, Hashable {
         let owner = s.session != before.session ? Owner.bot : before.owner
         self.init(outcome: decision.outcome, effects: decision.effects, events: decision.events, session: s.session,
                   customerMessage: message.from == .customer && s.session > 0 ? s.customerMessages : nil, ownerBefore: owner)
+        language = decision.language
     }
 
     /// An agent's message that took the conversation from the bot or from the queue.

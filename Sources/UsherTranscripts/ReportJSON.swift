@@ -249,6 +249,11 @@ extension ReportBytes {
         raw(", \"customer_message\": ")
         if let n = o.customerMessage { int(n) } else { raw("null") }
         raw(", \"owner_before\": "); json(o.ownerBefore.rawValue)
+        if let l = o.language {
+            raw(", \"language\": {\"code\": "); json(l.language)
+            raw(", \"reason\": "); json(l.reasonName)
+            raw("}")
+        }
         raw(", \"effects\": [")
         for (i, e) in o.effects.enumerated() {
             if i > 0 { raw(", ") }

@@ -145,6 +145,7 @@ public struct ReportText: ReplayReportWriter {
                 b.flattened(t, maxScalars: width)
                 b.raw("  ")
                 on("32", &b); b.raw("["); b.text(r); b.raw("]"); off(&b)
+                if let l = o.language { b.text(" " + dim("in " + l.description)) }
                 b.raw("\n")
             case let .system(t, r):
                 b.raw("system    ")

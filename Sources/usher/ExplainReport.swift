@@ -36,6 +36,7 @@ struct ExplainReport {
         case .fired, .fallback:
             out += "Effects:\n"
             for e in decision.effects { out += "  " + Self.describe(e) + "\n" }
+            if let language = decision.language { out += "Language: \(language.description)\n" }
         }
         if let spent = decision.budgetExhausted {
             let n = spent.rules.count
@@ -67,7 +68,7 @@ struct ExplainReport {
         let width = max(8, shown.map(\.rule.count).max() ?? 8) + 1
         for t in shown {
             let (mark, why): (String, String) = switch t.verdict {
-            case .fired: (paint("✓", "32"), paint("fired", "32"))
+            case .fired: (paint("✓", "32"), paint("fired", "32") + (t.matched.map { ": " + $0 } ?? ""))
             case let .notMatched(r): (dim("·"), r)
             case let .blocked(r): (paint("✗", "33"), r)
             case .disabled: (dim("·"), "disabled (enabled: false)")

@@ -22,6 +22,7 @@ let cliCases: [CLICase] = [
     CLICase(snapshot: "check-mapping", args: ["check", "examples/mapping/helpdesk.yaml"], exit: 0),
     CLICase(snapshot: "check-mapping-broken", args: ["check", "examples/broken/mapping-sender-twice.yaml"], exit: 1),
     CLICase(snapshot: "explain-refund", args: ["explain", "bots/support", "I want a refund", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
+    CLICase(snapshot: "explain-typo", args: ["explain", "bots/support", "I want a refnd", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
     CLICase(snapshot: "explain-fourth", args: ["explain", "bots/support", "still nothing", "--customer-messages", "4", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
     CLICase(snapshot: "explain-waiting", args: ["explain", "bots/support", "hello?", "--owner", "waiting", "--customer-messages", "5", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
     CLICase(snapshot: "usage-unknown-command", args: ["chekc"], exit: 64),
