@@ -306,7 +306,7 @@ private final class Exchange: @unchecked Sendable {
 }
 
 private final class Core: @unchecked Sendable {
-    // @unchecked: the mutable state is in `state` and `noise`, each behind its lock; libmicrohttpd
+    // @unchecked: the mutable state is in `state`, behind its lock; libmicrohttpd
     // calls back on one thread.
     struct Connection {
         var fd: Int32
@@ -331,8 +331,6 @@ private final class Core: @unchecked Sendable {
     let log: @Sendable (Logger.Level, String, [(String, String)]) -> Void
     let handle: @Sendable (HTTPServer.Request, HTTPServer.Responder) -> Void
     private let state = Locked(State())
-    /// Per event and text: when it was last logged, and how many times it was not since.
-    private let noise = Locked([String: (at: ContinuousClock.Instant, suppressed: Int)]())
 
     init(limits: HTTPServer.Limits, report: @escaping @Sendable (Logger.Level, String, [(String, String)]) -> Void,
          handle: @escaping @Sendable (HTTPServer.Request, HTTPServer.Responder) -> Void) {
@@ -521,24 +519,9 @@ private final class Core: @unchecked Sendable {
 
     // MARK: the log
 
-    /// Logs `text` as `event`, at most once a minute per event and text; the next line after a
-    /// quiet minute says how many were left out (`repeated`).
+    /// Logs `text` as `event`, a warning; the logger writes each at most once a minute
+    /// (`Logger.Throttle.standard`).
     func report(_ event: String, _ text: String) {
-        let key = event + "\u{0}" + text
-        let now = ContinuousClock.now
-        let repeated: Int? = noise.withLock { n in
-            if n.count > 1_000 { n = n.filter { now - $0.value.at < .seconds(60) } }
-            if let last = n[key], now - last.at < .seconds(60) {
-                n[key]!.suppressed += 1
-                return nil
-            }
-            let left = n[key]?.suppressed ?? 0
-            n[key] = (now, 0)
-            return left
-        }
-        guard let repeated else { return }
-        var fields = [("message", text)]
-        if repeated > 0 { fields.append(("repeated", "\(repeated)")) }
-        log(.warning, event, fields)
+        log(.warning, event, [("message", text)])
     }
 }

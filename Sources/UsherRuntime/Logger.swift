@@ -29,7 +29,10 @@ public final class Logger: Sendable {
 
         /// `regex-limit` once per bot, rule and minute: a catastrophic regex hits its limit on
         /// every long message, and a line per message said nothing new.
-        public static let standard = Throttle(events: ["regex-limit": ["bot", "rule"]], interval: .seconds(60))
+        /// The HTTP server's own messages (libmicrohttpd's, by their text; slow clients closed)
+        /// once a minute: a flood of refused connections would otherwise write a line each.
+        public static let standard = Throttle(events: ["regex-limit": ["bot", "rule"], "http-server": ["message"],
+                                                       "http-exchange-timeout": []], interval: .seconds(60))
         /// Every event written.
         public static let none = Throttle(events: [:], interval: .zero)
     }
@@ -76,6 +79,8 @@ public final class Logger: Sendable {
             let interval = TimeInterval(throttle.interval.components.seconds)
                 + TimeInterval(throttle.interval.components.attoseconds) / 1e18
             let suppressed: Int? = quiet.withLock { keys in
+                // Keys carry free text (a library's message): forget the quiet ones past a bound.
+                if keys.count > 1_000 { keys = keys.filter { time.timeIntervalSince($0.value.writtenAt) < interval } }
                 if let q = keys[key], time.timeIntervalSince(q.writtenAt) < interval {
                     keys[key]!.suppressed += 1
                     return nil

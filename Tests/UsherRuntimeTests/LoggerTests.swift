@@ -38,6 +38,22 @@ import UsherRuntime
         #expect(line.hasSuffix(#"event=x a=support b="say \"hi\"" c="C:\\x" d="""# + "\n"), Comment(rawValue: line))
     }
 
+    @Test func theHTTPServersMessagesAreWrittenOncePerTextAndMinute() throws {
+        let capture = Capture()
+        let log = capture.logger()
+        for _ in 0..<50 { log.warning("http-server", ["message": "refused: too many connections from 127.0.0.3"]) }
+        log.warning("http-server", ["message": "another text"])
+        #expect(capture.all.count == 2)
+        // Messages of a thousand texts: the quiet ones are forgotten once past the bound, the
+        // throttle still holds for a text seen within the minute.
+        for i in 0..<1_100 { log.warning("http-server", ["message": "text \(i)"]) }
+        capture.advance(61)
+        log.warning("http-server", ["message": "text 0"])
+        #expect(capture.all.count == 2 + 1_100 + 1)
+        log.warning("http-server", ["message": "text 0"])
+        #expect(capture.all.count == 2 + 1_100 + 1)
+    }
+
     @Test func regexLimitIsWrittenOncePerRuleAndMinute() throws {
         let capture = Capture()
         let log = capture.logger()
