@@ -12,4 +12,8 @@ public struct MonotonicClock: Sendable {
         let start = ContinuousClock.now
         return MonotonicClock { ContinuousClock.now - start }
     }()
+
+    /// A clock that never moves: a decision on it never runs out of its time budget, so what
+    /// it decides does not depend on how busy the machine is (rule tests, replay).
+    public static let stopped = MonotonicClock { .zero }
 }

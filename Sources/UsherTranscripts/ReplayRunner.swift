@@ -22,7 +22,7 @@ public final class ReplayRunner {
     /// same report on a busy machine as on an idle one (a regex starved of the CPU for 10 ms
     /// would otherwise count as no match). The regexes' own match limits still hold; the
     /// budget guards the worker, and `usher explain` shows where it runs out.
-    static let decisionOptions = Engine.Options(clock: MonotonicClock { .zero })
+    static let decisionOptions = Engine.Options(clock: .stopped)
     public let header: ReplayHeader
     /// The times given to `turns` conversations: `options.timeline`, or the default one
     /// starting Monday 2026-11-30 10:00 in the bot's time zone.
