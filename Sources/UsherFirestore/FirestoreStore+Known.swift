@@ -117,8 +117,7 @@ extension FirestoreStore {
             }
             var read = 0, reachedNewest = false
             while read < Self.refreshLimit {
-                var q = FirestoreQuery(collection: layout.messages, allDescendants: true)
-                q.orderBy = [layout.time, "__name__"]
+                var q = intakeQuery()
                 q.startAt = ([to.time, .reference(to.name)], false)
                 q.limit = 1000
                 let docs = try await call { try await self.rest.runQuery(q) }

@@ -221,6 +221,13 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         return (m, Position(time: timeValue, date: at, name: doc.name, created: FirestoreTime.parse(doc.createTime)))
     }
 
+    /// Every conversation's messages in the intake's order: by time, then document name.
+    func intakeQuery() -> FirestoreQuery {
+        var q = FirestoreQuery(collection: layout.messages, allDescendants: true)
+        q.orderBy = [layout.time, "__name__"]
+        return q
+    }
+
     /// Messages of every conversation after `after` (nil: from the beginning), in order.
     func messages(after: Position?, limit: Int) async throws -> [(StoredMessage, Position)] {
         guard let after else { return try await messages(nil, before: false, limit: limit) }
@@ -231,8 +238,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
 
     /// Messages of every conversation from the cursor `values` (of time, then name), in order.
     func messages(_ values: [FirestoreValue]?, before: Bool, limit: Int) async throws -> [(StoredMessage, Position)] {
-        var q = FirestoreQuery(collection: layout.messages, allDescendants: true)
-        q.orderBy = [layout.time, "__name__"]
+        var q = intakeQuery()
         q.startAt = values.map { ($0, before) }
         q.limit = limit
         return try await call { try await self.rest.runQuery(q) }.compactMap(message)
@@ -275,8 +281,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         case let .time(date):
             return Position(time: layout.timeValue(date), date: date, name: "")
         case .now:
-            var q = FirestoreQuery(collection: layout.messages, allDescendants: true)
-            q.orderBy = [layout.time, "__name__"]
+            var q = intakeQuery()
             q.descending = true
             q.limit = 1
             let newest = try await call { try await self.rest.runQuery(q) }
@@ -333,8 +338,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         guard let position, layout.lookback > .zero else { return [] }
         let since = memory.withLock { $0.since[bot] }
         let from = max(position.date.addingTimeInterval(-layout.lookback.seconds), since?.date ?? .distantPast)
-        var q = FirestoreQuery(collection: layout.messages, allDescendants: true)
-        q.orderBy = [layout.time, "__name__"]
+        var q = intakeQuery()
         q.filters = [(layout.time, .greaterOrEqual, layout.timeValue(from)), (layout.time, .lessOrEqual, position.time)]
         var out: [(StoredMessage, Position)] = []
         while true {
