@@ -63,6 +63,12 @@ public final class Metrics: Sendable {
         "usher_ready": ("gauge", "1 while /readyz says ready: caught up with the store, and the store not failing."),
         "usher_decision_seconds": ("histogram", "Time to decide one message."),
         "usher_end_to_end_seconds": ("histogram", "From a message stored to its effects committed."),
+        "usher_rescans_total": ("counter", "Rereads of messages a shared worker passed over (another worker's, not yet done), by bot."),
+        "usher_webhook_requests_total": ("counter", "Requests to the webhook listener, by path."),
+        "usher_webhook_refused_total": ("counter", "Webhook requests refused, by HTTP status."),
+        "usher_webhook_messages_total": ("counter", "Messages the webhook took in, by result (accepted, duplicate)."),
+        "usher_webhook_deliveries_total": ("counter", "Calls to the backend, by result (delivered, retried, deadlettered)."),
+        "usher_webhook_deadletters_total": ("counter", "Calls given up on and moved to the dead letters."),
     ]
 
     /// Info gauges: setting one series drops the others that agree on the named label. A bot

@@ -180,6 +180,15 @@ struct WebhookStoreTests {
             let metrics = try await backend.get(address, "/metrics", signedBy: nil).body
             #expect(metrics.contains("usher_webhook_messages_total{result=\"accepted\"} 4"), Comment(rawValue: metrics))
             #expect(metrics.contains("usher_replies_total{bot=\"support\",rule="))
+            // Every family on the page is described: a HELP and a TYPE line before its samples.
+            let families = Set(metrics.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+                let name = String(line.prefix { $0 != "{" && $0 != " " })
+                return ["_bucket", "_sum", "_count"].first { name.hasSuffix($0) && metrics.contains("# TYPE \(name.dropLast($0.count)) histogram") }
+                    .map { String(name.dropLast($0.count)) } ?? name
+            })
+            for family in families.sorted() {
+                #expect(metrics.contains("# HELP \(family) ") && metrics.contains("# TYPE \(family) "), "no HELP/TYPE for \(family)")
+            }
         }
     }
 }
