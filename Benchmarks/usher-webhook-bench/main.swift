@@ -23,7 +23,8 @@ let usage = """
     summary gives each side's median and the ratio.
     latency: --rate messages a second (default 1,000) offered for --seconds (default 10), each
     sent at its time whatever the answers before it; from the send to the 202, p50 and p99,
-    with the load average beside them.
+    with the load average beside them; then the bare loop's at the same rate (unsigned), what
+    the machine gives a server that commits before it answers at that moment.
     e2e: --e2e-rate messages a second (default 200) for --seconds into 200 conversations, with a
     worker (one reply each) and a receiver on loopback: from the POST to the reply's call at the
     receiver, p50 and p99.
@@ -97,6 +98,33 @@ func acksPerSecond(_ address: String, signed: Bool, tag: String) async throws ->
 
 // MARK: - acks
 
+/// The ceiling: libmicrohttpd receives, the store appends and commits, 202 — no signature, no
+/// JSON, no duplicate check, no intake queue.
+struct BareLoop {
+    let database: SQLiteStore
+    let server: HTTPServer
+
+    init() async throws {
+        let database = try await SQLiteStore(path: temporaryFile("bare"))
+        let count = Locked(0)
+        server = try HTTPServer(address: "127.0.0.1:0", limits: .init(connectionsPerAddress: 1_024), log: Logger(sink: { _ in })) {
+            _, responder in
+            let n = count.withLock { c in defer { c += 1 }; return c }
+            Task(executorPreference: database.taskExecutor) {
+                _ = try? await database.append(NewMessage(id: "bare-\(n)", conversationID: "c\(n % 200)", from: .customer,
+                                                          text: "where is my order 4417?"))
+                responder.respond(.init(status: 202, body: "{}"))
+            }
+        }
+        self.database = database
+    }
+
+    func close() async throws {
+        server.close()
+        try await database.close()
+    }
+}
+
 func acks() async throws {
     print("acks: \(messages) messages, one per POST, \(clients) clients at once; \(rounds) rounds, alternating")
     let receiver = try LoopbackHTTPServer { _ in .json("{}") }
@@ -110,21 +138,9 @@ func acks() async throws {
                 try await store.close()
                 durable.append(rate)
             } else {
-                // The bare loop: libmicrohttpd receives, the store appends and commits, 202.
-                let database = try await SQLiteStore(path: temporaryFile("bare"))
-                let count = Locked(0)
-                let server = try HTTPServer(address: "127.0.0.1:0", limits: .init(connectionsPerAddress: 1_024), log: Logger(sink: { _ in })) {
-                    _, responder in
-                    let n = count.withLock { c in defer { c += 1 }; return c }
-                    Task(executorPreference: database.taskExecutor) {
-                        _ = try? await database.append(NewMessage(id: "bare-\(n)", conversationID: "c\(n % 200)", from: .customer,
-                                                                  text: "where is my order 4417?"))
-                        responder.respond(.init(status: 202, body: "{}"))
-                    }
-                }
-                let rate = try await acksPerSecond(server.address, signed: false, tag: "r\(round)")
-                server.close()
-                try await database.close()
+                let loop = try await BareLoop()
+                let rate = try await acksPerSecond(loop.server.address, signed: false, tag: "r\(round)")
+                try await loop.close()
                 bare.append(rate)
             }
             print("  round \(round) \(side): \(Int(side == "durable" ? durable.last! : bare.last!)) acks/s   (load \(loadAverage()))")
@@ -138,7 +154,7 @@ func acks() async throws {
 
 /// Sends `rate` POSTs a second for `seconds` to `address`, each at its time (an open loop); the
 /// time from each send to its answer, sorted.
-func offered(_ address: String, rate: Int, seconds: Int, connections: Int, tag: String,
+func offered(_ address: String, rate: Int, seconds: Int, connections: Int, tag: String, signed: Bool = true,
              sent: (@Sendable (Int, ContinuousClock.Instant) -> Void)? = nil) async throws -> [Double] {
     let client = HTTPClient(connections: connections, timeout: .seconds(30))
     defer { client.close() }
@@ -153,7 +169,7 @@ func offered(_ address: String, rate: Int, seconds: Int, connections: Int, tag: 
             group.addTask {
                 let t0 = ContinuousClock.now
                 sent?(i, t0)
-                let status = try await post(client, address, body(i, tag: tag))
+                let status = try await post(client, address, body(i, tag: tag), signed: signed)
                 precondition(status == 202, "status \(status)")
                 latencies.withLock { $0.append((ContinuousClock.now - t0) / .seconds(1)) }
             }
@@ -163,14 +179,20 @@ func offered(_ address: String, rate: Int, seconds: Int, connections: Int, tag: 
     return latencies.withLock { $0 }.sorted()
 }
 
+/// The durable ack's latency at the offered rate, and the bare loop's at the same rate right
+/// after it: what the machine gives any server that commits before it answers, at that moment.
 func latency() async throws {
     let receiver = try LoopbackHTTPServer { _ in .json("{}") }
     defer { receiver.close() }
     let store = try await webhook(receiver)
     let l = try await offered(store.listenAddress!, rate: rate, seconds: seconds, connections: 64, tag: "lat")
     try await store.close()
-    print("latency: \(rate) messages/s offered for \(seconds) s, one per POST: ack p50 \(ms(quantile(l, 0.5))), "
-          + "p99 \(ms(quantile(l, 0.99))), max \(ms(l.last ?? .nan))   [goal p99 ≤ 5 ms]   (load \(loadAverage()))")
+    func summary(_ l: [Double]) -> String { "p50 \(ms(quantile(l, 0.5))), p99 \(ms(quantile(l, 0.99))), max \(ms(l.last ?? .nan))" }
+    print("latency: \(rate) messages/s offered for \(seconds) s, one per POST: ack \(summary(l))   [goal p99 ≤ 5 ms]   (load \(loadAverage()))")
+    let loop = try await BareLoop()
+    let b = try await offered(loop.server.address, rate: rate, seconds: seconds, connections: 64, tag: "lat-bare", signed: false)
+    try await loop.close()
+    print("  bare loop at the same rate, right after: \(summary(b))   (load \(loadAverage()))")
 }
 
 // MARK: - end to end
