@@ -157,8 +157,7 @@ extension FirestoreStore {
     /// never before the bot's start.
     func checkFloor(_ c: Commit, state: FirestoreDocument?) -> Date {
         let lookback = layout.lookback.seconds
-        let done = state?.fields["done"]?.map ?? [:]
-        let floor = done.values.compactMap { $0.date() }.max().map { min($0, c.inbound.at).addingTimeInterval(-lookback) }
+        let floor = DoneMarks(state).newest.map { min($0, c.inbound.at).addingTimeInterval(-lookback) }
         // Nor before where the bot started: what was there is not for it to answer.
         let since = memory.withLock { $0.since[c.bot]?.date } ?? .distantPast
         return max(floor ?? .distantPast, c.inbound.at.addingTimeInterval(-lookback), since)

@@ -409,9 +409,9 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
     /// Whether `m` is done in the conversation's state document: among its done ids, or older
     /// than the look-back behind the newest done message (too late to answer).
     func isDone(_ m: StoredMessage, _ p: Position, in state: FirestoreDocument?) -> Bool {
-        guard let done = state?.fields["done"]?.map else { return false }
-        if done[m.id] != nil { return true }
-        guard let newest = done.values.compactMap({ $0.date() }).max() else { return false }
+        let done = DoneMarks(state)
+        if done.contains(m.id) { return true }
+        guard let newest = done.newest else { return false }
         return p.date < newest.addingTimeInterval(-layout.lookback.seconds)
     }
 
@@ -688,18 +688,13 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
 
     /// The state document's fields after `c`.
     func stateFields(_ c: Commit, _ s: Snapshot) -> [String: FirestoreValue] {
-        var done = s.state?.fields["done"]?.map ?? [:]
-        done[c.inbound.id] = .timestamp(FirestoreTime.format(c.inbound.at))
-        if let newest = done.values.compactMap({ $0.date() }).max() {
-            let floor = newest.addingTimeInterval(-layout.lookback.seconds)
-            done = done.filter { ($0.value.date() ?? .distantPast) >= floor }
-        }
+        let done = DoneMarks(s.state).adding(c.inbound.id, at: c.inbound.at, lookback: layout.lookback.seconds)
         var fields: [String: FirestoreValue] = [
             "conversation": .string(c.inbound.conversationID),
             "state": .string(StateJSON.encode(c.state)),
             "version": .integer(Int64(c.state.version)),
             "owner": .string(c.state.owner.rawValue),
-            "done": .map(done),
+            "done": done.value,
             "ruleSetVersion": .string(c.ruleSetVersion),
             "updatedAt": .timestamp(FirestoreTime.format(Date())),
         ]
