@@ -163,7 +163,7 @@ struct Ceiling {
                 Arr.text(outgoing.map { $0.from == .system ? "system" : "bot" }),
                 Arr.text(outgoing.map(\.senderID)), Arr.text(outgoing.map(\.senderName)),
                 Arr.text(outgoing.map(\.text)), Arr.double(outgoing.map { $0.at.timeIntervalSince1970 }),
-                Arr.text(outgoing.map(\.ruleID)),
+                Arr.text(outgoing.map(\.ruleID)), Arr.optional(outgoing.map { QuickReply.json($0.quickReplies) }),
             ]))
         }
         let notes = batch.flatMap { c in c.notifications.map { (c.bot, $0) } }

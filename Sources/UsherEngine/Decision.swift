@@ -56,7 +56,9 @@ public struct Decision: Sendable {
         }
     }
 
-    public var replies: [String] { effects.compactMap { if case let .reply(t, _) = $0 { t } else { nil } } }
+    public var replies: [String] { effects.compactMap { if case let .reply(t, _, _) = $0 { t } else { nil } } }
+    /// The quick replies of each reply, in the order of `replies`.
+    public var quickReplies: [[QuickReply]] { effects.compactMap { if case let .reply(_, _, q) = $0 { q } else { nil } } }
     public var handoff: (reason: String, queue: String)? {
         for e in effects { if case let .handoff(r, q, _, _) = e { return (r, q) } }
         return nil
@@ -66,7 +68,8 @@ public struct Decision: Sendable {
 /// One effect to write through the store, in order. The index of an effect in
 /// `Decision.effects` is part of its idempotency key.
 public enum Effect: Sendable, Hashable {
-    case reply(text: String, rule: String)
+    /// A bot message, with the buttons and links of its `quick_replies` (none by default).
+    case reply(text: String, rule: String, quickReplies: [QuickReply] = [])
     case system(text: String, rule: String)
     case handoff(reason: String, queue: String, priority: HandoffPriority, rule: String)
     case tag(String)

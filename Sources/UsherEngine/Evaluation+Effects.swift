@@ -34,9 +34,9 @@ extension Evaluation {
             switch action {
             case let .reply(reply):
                 var reply = reply
-                if case let .languages(replies) = reply { reply = choose(replies).reply }
+                if case let .languages(replies) = reply.form { reply = choose(replies).reply }
                 let template: Template
-                switch reply {
+                switch reply.form {
                 case let .text(t): template = t
                 case let .sequence(ts): template = ts[min(fires, ts.count) - 1]
                 case let .variants(ts):
@@ -45,7 +45,11 @@ extension Evaluation {
                 case let .languages(replies):   // never nested: the compiler allows one level
                     template = replies[0].reply.texts[0]
                 }
-                effects.append(.reply(text: render(template, captures), rule: rule))
+                let quickReplies = reply.quickReplies.map {
+                    QuickReply(title: render($0.title, captures),
+                               url: $0.url.map { url in url.render({ variable($0, captures) }, encoding: QuickReplyTemplate.encodeForURL) })
+                }
+                effects.append(.reply(text: render(template, captures), rule: rule, quickReplies: quickReplies))
                 state.botReplies += 1
                 state.recentReplies.append(now)
             case let .system(t):
@@ -143,7 +147,7 @@ extension Evaluation {
         }
         guard let kind else { return }
         var silenced: [String] = []
-        for e in effects { if case let .reply(_, rule) = e, !silenced.contains(rule) { silenced.append(rule) } }
+        for e in effects { if case let .reply(_, rule, _) = e, !silenced.contains(rule) { silenced.append(rule) } }
         state.marks = state.marks.compactMap { mark in
             guard silenced.contains(mark.rule) else { return mark }
             return marksBefore.first { $0.rule == mark.rule }

@@ -40,6 +40,9 @@ public struct FirestoreLayout: Sendable, Equatable {
     public var timeFormat = TimeFormat.timestamp
     public var senderID: String?
     public var senderName: String?
+    /// A reply's quick replies: an array of maps `{title, url}` (`url` only on a link), on the
+    /// replies that have any. Nil: not written.
+    public var quickReplies: String? = "quickReplies"
 
     /// Values of `senderType`. `customer` may be `*`: any value not listed for another role
     /// (an app whose sender field holds the sender's user id). Bot replies are written with
@@ -107,7 +110,7 @@ extension FirestoreLayout {
     static let conversationKeys = ["collection", "fields"]
     static let conversationFields = ["assigned_to_agent", "customer_message_count", "customer_id", "created_at", "channel", "locale"]
     static let messageKeys = ["collection", "fields", "sender_values", "time_format"]
-    static let messageFields = ["sender_type", "content", "time", "sender_id", "sender_name"]
+    static let messageFields = ["sender_type", "content", "time", "sender_id", "sender_name", "quick_replies"]
     static let senderRoles = ["customer", "agent", "bot", "system", "close"]
 
     /// Reads and checks a Firestore mapping file: the layout when there are no errors, and every
@@ -188,6 +191,7 @@ extension FirestoreLayout {
                 if let s = f["time"], s != "" { time = s }
                 if let s = f["sender_id"] { senderID = s == "" ? nil : s }
                 if let s = f["sender_name"] { senderName = s == "" ? nil : s }
+                if let s = f["quick_replies"] { quickReplies = s == "" ? nil : s }
             }
             if let v = m["time_format"], let s = r.text(v, "'messages.time_format'") {
                 if let t = TimeFormat(rawValue: s) { timeFormat = t } else {

@@ -212,12 +212,18 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         if kind == .message && from == .system && usher == nil && layout.botValue == sender && layout.systemValue != sender {
             from = .bot
         }
-        let m = StoredMessage(
+        var m = StoredMessage(
             seq: 0, id: doc.id, conversationID: conversation, kind: kind, from: from,
             senderID: layout.senderID.flatMap { doc.fields[$0]?.string } ?? usher?["senderId"]?.string
                 ?? (from == .customer ? conversation : nil),
             senderName: layout.senderName.flatMap { doc.fields[$0]?.string } ?? usher?["senderName"]?.string,
             text: doc.fields[layout.content]?.string ?? "", at: at, ruleID: usher?["rule"]?.string)
+        if let f = layout.quickReplies, case let .array(items)? = doc.fields[f] {
+            // Items without a title (written by something else) are not quick replies Usher knows.
+            m.quickReplies = items.compactMap { item in
+                item.map.flatMap { q in q["title"]?.string.map { QuickReply(title: $0, url: q["url"]?.string) } }
+            }
+        }
         return (m, Position(time: timeValue, date: at, name: doc.name, created: FirestoreTime.parse(doc.createTime)))
     }
 
@@ -662,6 +668,9 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
                 // A layout whose sender field is also its role field keeps the role value there.
                 if let f = layout.senderID, f != layout.senderType { fields[f] = .string(out.senderID) }
                 if let f = layout.senderName { fields[f] = .string(out.senderName) }
+                if let f = layout.quickReplies, !out.quickReplies.isEmpty {
+                    fields[f] = .array(out.quickReplies.map { q in .map(["title": .string(q.title)].merging(q.url.map { ["url": .string($0)] } ?? [:]) { a, _ in a }) })
+                }
                 writes.append(.create(rest.name(messagesParent(conversation) + "/" + layout.messages + "/" + Self.outgoingID(out.idempotencyKey)), fields))
             }
         }

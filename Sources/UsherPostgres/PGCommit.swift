@@ -417,6 +417,7 @@ struct PGCommit {
                 texts { $0.idempotencyKey }, texts { $0.conversationID }, texts { $0.from == .system ? l.systemValue : l.botValue },
                 texts { $0.senderID }, texts { $0.senderName }, texts { $0.text },
                 PGText.array(replies.lazy.map { batch[$0.commit].outgoing[$0.index].at.timeIntervalSince1970 }), texts { $0.ruleID },
+                texts { QuickReply.json($0.quickReplies) },
             ] + (l.writesFromInbound ? [PGText.array(replies.map { batch[$0.commit].inbound.seq })] : [])))
         }
         var notes: [(commit: Int, index: Int)] = []

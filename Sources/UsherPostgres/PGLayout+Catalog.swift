@@ -119,6 +119,7 @@ struct PGMappingCheck {
         "messages.columns.created_at": (.time, "when the message was written"),
         "messages.columns.rule_id": (.string, "the id of the rule that wrote a reply"),
         "messages.columns.idempotency_key": (.string, "each reply's idempotency key (text)"),
+        "messages.columns.quick_replies": (.json, "a reply's quick replies as a JSON array"),
     ]
 
     /// Every mapped column's type against what Usher reads and writes there; the messages'
@@ -284,7 +285,7 @@ struct PGMappingCheck {
         // written ones but those left to their default.
         let mm = m.messages
         var filled = Set([mm.conversationID, mm.kind, mm.senderType, mm.senderID, mm.senderName, mm.content, mm.createdAt,
-                          mm.ruleID, mm.idempotencyKey].compactMap { $0 })
+                          mm.ruleID, mm.idempotencyKey, mm.quickReplies].compactMap { $0 })
         for w in mm.write { if case .columnDefault = w.value { filled.remove(w.column) } else { filled.insert(w.column) } }
         let empty = columns.filter { !$0.value.mayBeLeftOut && !filled.contains($0.key) }.keys.sorted()
         if !empty.isEmpty {

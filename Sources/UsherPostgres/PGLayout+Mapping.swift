@@ -20,11 +20,12 @@ extension PGLayout {
             conversationTypes: isNative ? PGLayout.nativeConversationTypes : [:],
             messages: q(g.table), mSeq: q(g.seq), mID: q(g.id), mConversation: q(g.conversationID), mKind: q(g.kind),
             mSender: q(g.senderType), mSenderID: q(g.senderID), mSenderName: q(g.senderName), mContent: q(g.content),
-            mCreatedAt: q(g.createdAt), mRuleID: q(g.ruleID), mKey: q(g.idempotencyKey),
+            mCreatedAt: q(g.createdAt), mRuleID: q(g.ruleID), mKey: q(g.idempotencyKey), mQuickReplies: q(g.quickReplies),
             customerValues: g.senderValues.customer, agentValues: g.senderValues.agent,
             botValue: g.senderValues.bot, systemValue: g.senderValues.system,
             kindMessage: g.kindValues.message, kindClose: g.kindValues.close,
             time: g.time, messageWrites: g.write.map { (q($0.column), $0.value) }, messageFilter: g.filter,
+            messageTypes: isNative ? PGLayout.nativeMessageTypes : [:],
             usher: q(m.usherSchema), trigger: m.intake == .trigger, pollInterval: m.pollInterval, isNative: isNative)
     }
 }

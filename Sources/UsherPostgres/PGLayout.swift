@@ -51,6 +51,9 @@ struct PGLayout: Sendable {
     var mCreatedAt: String
     var mRuleID: String?
     var mKey: String?
+    /// A reply's quick replies, as JSON (`QuickReply.write`); nil: not kept (a mapping that
+    /// names no column for them, or a native table Usher's role could not add it to).
+    var mQuickReplies: String? = nil
     /// Sender values, as the column holds them.
     var customerValues: [String]
     var agentValues: [String]
@@ -171,6 +174,15 @@ struct PGLayout: Sendable {
             "\(m(mContent))::text", readTime(m(mCreatedAt)), opt(mRuleID), conv(cChannel), conv(cLocale),
         ].joined(separator: ", ")
     }
+
+    /// `messageColumns`, then the quick replies (NULL where they are not kept): what a
+    /// transcript reads. The reads of inbound messages and the NOTIFY payload leave them out:
+    /// an inbound message has none.
+    var transcriptColumns: String { messageColumns + ", " + (mQuickReplies.map { "m.\($0)::text" } ?? "NULL") }
+
+    /// The native messages' quick replies column, and its type (the others are text and
+    /// timestamptz, which need no cast).
+    static let nativeMessageTypes: [String: PGColumn] = [q("quick_replies"): PGColumn(type: "jsonb", category: "U")]
 
     /// `FROM messages m LEFT JOIN conversations c`.
     var messagesJoined: String { "\(messages) AS m LEFT JOIN \(conversations) AS c ON c.\(cID) = m.\(mConversation)" }

@@ -1,4 +1,5 @@
 import UsherJSON
+import UsherSQLMapping
 import UsherStore
 
 /// Brings Usher's schema up to date under an advisory lock, so that workers starting together
@@ -44,6 +45,15 @@ enum PGMigrator {
             }
         }
         if layout.trigger { try installTrigger(db, layout) }
+    }
+
+    /// Whether the native messages table has the quick replies column: migration 6 adds it
+    /// only when Usher's role owns the table.
+    static func hasQuickReplies(_ db: PGConnection, _ layout: PGLayout) throws -> Bool {
+        guard let column = SQLMapping.native.messages.quickReplies else { return false }
+        return try db.execute("""
+            SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped)
+            """, [layout.messages, column]).bool(0, 0)
     }
 
     /// Installs the NOTIFY trigger (`PGSchema.trigger`) unless it is there already as this

@@ -466,8 +466,8 @@ package struct PGSQL: Sendable {
     } }
 
     /// $1 keys, $2 conversations, $3 sender values, $4 sender ids, $5 names, $6 texts, $7 times,
-    /// $8 rules, and with a written value from the inbound message's row (`message.x`) $9 the
-    /// inbound seqs; in order, a key already written keeps its row. The mapping's written values
+    /// $8 rules, $9 quick replies (JSON text, or NULL), and with a written value from the inbound
+    /// message's row (`message.x`) $10 the inbound seqs; in order, a key already written keeps its row. The mapping's written values
     /// (`PGLayout.messageWrites`) go into their columns, in place of Usher's own where they name
     /// a mapped one; values of the conversation's row are read from it as the reply is written.
     package var insertOutgoing: String { text {
@@ -490,6 +490,8 @@ package struct PGSQL: Sendable {
         add(l.mCreatedAt, "w.at")
         add(l.mRuleID, "w.r")
         add(l.mKey, "w.k")
+        // NULL for a message without any, or `[]` where the column takes no NULL.
+        add(l.mQuickReplies, l.mQuickReplies.flatMap { l.messageTypes[$0] }?.notNull == true ? "coalesce(w.q, '[]')" : "w.q")
         for (column, value) in l.messageWrites {
             guard let v = l.written(value, into: l.messageTypes[column]) else { continue }
             columns.append(column)
@@ -497,8 +499,8 @@ package struct PGSQL: Sendable {
         }
         let inbound = l.writesFromInbound
         var from = """
-            unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[]\(inbound ? ", $9::int8[]" : ""))
-                 WITH ORDINALITY AS w(k, c, s, sid, sn, t, at, r, \(inbound ? "i, " : "")n)
+            unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[]\(inbound ? ", $10::int8[]" : ""))
+                 WITH ORDINALITY AS w(k, c, s, sid, sn, t, at, r, q, \(inbound ? "i, " : "")n)
             """
         if l.writesFromConversation { from += "\nLEFT JOIN \(l.conversations) AS c ON c.\(l.cID) = \(l.conversationID("w.c"))" }
         if inbound { from += "\nLEFT JOIN \(l.messages) AS im ON im.\(l.mSeq) = w.i" }
@@ -682,12 +684,12 @@ package struct PGSQL: Sendable {
 
     /// $1 message id.
     var messageByID: String { text {
-        "SELECT \(l.messageColumns) FROM \(l.messagesJoined) WHERE \(l.messageID) = $1"
+        "SELECT \(l.transcriptColumns) FROM \(l.messagesJoined) WHERE \(l.messageID) = $1"
     } }
 
     /// $1 conversation.
     var transcript: String { text {
-        "SELECT \(l.messageColumns) FROM \(l.messagesJoined) WHERE m.\(l.mConversation) = \(l.messageConversationID("$1")) ORDER BY m.\(l.mSeq)"
+        "SELECT \(l.transcriptColumns) FROM \(l.messagesJoined) WHERE m.\(l.mConversation) = \(l.messageConversationID("$1")) ORDER BY m.\(l.mSeq)"
     } }
 
     /// $1 bot.

@@ -11,7 +11,24 @@ enum PGSchema {
          ("live workers of each group (shares)", v2(l)),
          ("expect_batch: the guard of a commit written in one round trip", v3(l)),
          ("each live worker's share and how far its reads stand (the cursor's walk starts there)", v4(l)),
-         ("messages_inbound: the inbound messages by seq, for the reads and the cursor's walk", v5(l))]
+         ("messages_inbound: the inbound messages by seq, for the reads and the cursor's walk", v5(l)),
+         ("messages.quick_replies: the buttons and links of a reply, as JSON", v6(l))]
+    }
+
+    /// The quick replies of a reply (native schema): a jsonb column, NULL for a message without
+    /// any. Added only when Usher's role owns `messages`, as `v5`'s index; otherwise the owner
+    /// adds it (docs/store-postgres.md), and until then replies are written without them
+    /// (`PostgresStore` looks for the column at every start). A helpdesk's tables are never
+    /// changed: a mapping names a column of its own (`messages.columns.quick_replies`).
+    static func v6(_ l: PGLayout) -> String {
+        guard l.isNative, let column = l.mQuickReplies else { return "" }
+        return """
+            DO $usher$ BEGIN
+                IF pg_has_role((SELECT relowner FROM pg_class WHERE oid = to_regclass(\(PGText.literal(l.messages)))), 'USAGE') THEN
+                    ALTER TABLE \(l.messages) ADD COLUMN IF NOT EXISTS \(column) jsonb;
+                END IF;
+            END $usher$;
+            """
     }
 
     /// The inbound messages by seq (native schema). The reads and the cursor's walk go through

@@ -127,8 +127,9 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
         let url = PGConnInfo.withDefaults(given)
         let session = Self.session(url, label: "usher.postgres")
         let (layout, openedAt) = try await session.run { db in
-            let layout = try PGLayout.resolve(mapping, db)
+            var layout = try PGLayout.resolve(mapping, db)
             try PGMigrator.migrate(db, layout)
+            if layout.isNative, layout.mQuickReplies != nil, !(try PGMigrator.hasQuickReplies(db, layout)) { layout.mQuickReplies = nil }
             return (layout, layout.isNative ? 0 : try db.execute(PGSQL(layout).latestSeq).int64(0, 0))
         }
         self.openedAt = openedAt
@@ -661,7 +662,7 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
         ])
         @Sendable func stored(_ r: PGResult) throws -> StoredMessage {
             guard r.rows > 0 else { throw StoreError("pg-append", "message \(id) was not stored") }
-            return Self.message(r, 0)
+            return Self.transcriptMessage(r, 0)
         }
         guard l.mID == nil else {
             // The message is found by the id it was given, stored now or before: one round trip.
@@ -690,7 +691,7 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
         let q = sql.transcript
         return try await session.run { db in
             let r = try db.execute(q, [PGText.clean(conversation)], prepare: true)
-            return (0..<r.rows).map { Self.message(r, $0) }
+            return (0..<r.rows).map { Self.transcriptMessage(r, $0) }
         }
     }
 
@@ -750,6 +751,15 @@ public final class PostgresStore: SharedStore, SignallingStore, TunableStore, No
     /// A row of `PGLayout.messageColumns`.
     static func message(_ r: PGResult, _ i: Int) -> StoredMessage {
         message(seq: r.int64(i, 0), at: r.double(i, 8)) { r.text(i, $0) }
+    }
+
+    /// A row of `PGLayout.transcriptColumns`: the message and its quick replies.
+    static func transcriptMessage(_ r: PGResult, _ i: Int) -> StoredMessage {
+        var m = message(r, i)
+        // Written by `QuickReply.write` (jsonb reads back as the same JSON, spaced); a value
+        // that does not read (written by hand) is shown as none rather than failing the read.
+        if let json = r.text(i, 12) { m.quickReplies = (try? QuickReply.read(json: json)) ?? [] }
+        return m
     }
 
     /// A message from the values of `PGLayout.messageColumns`, however they were read (a row, a

@@ -16,7 +16,7 @@ public enum Action: Sendable, Hashable {
     /// Every template the action renders.
     public var templates: [Template] {
         switch self {
-        case let .reply(r): r.texts
+        case let .reply(r): r.templates
         case let .system(t): [t]
         case let .handoff(h): h.message.map { [$0] } ?? []
         case let .notify(t, _): [t]
@@ -26,23 +26,45 @@ public enum Action: Sendable, Hashable {
     }
 }
 
-/// The forms of `reply`.
-public indirect enum Reply: Sendable, Hashable {
-    /// One text.
-    case text(Template)
-    /// `[a, b, c]`: rotates deterministically per conversation.
-    case variants([Template])
-    /// `{sequence: […]}`: the nth firing in a session gets the nth text (the last repeats).
-    case sequence([Template])
-    /// `{en: …, es: …}`: one of the other forms per language, in the file's order; the engine
-    /// answers in the customer's language (`Decision.language`).
-    case languages([LanguageReply])
+/// `reply`: what the bot says, and the buttons and links offered with it.
+public struct Reply: Sendable, Hashable {
+    /// The forms of a reply's text.
+    public indirect enum Form: Sendable, Hashable {
+        /// One text.
+        case text(Template)
+        /// `[a, b, c]`: rotates deterministically per conversation.
+        case variants([Template])
+        /// `{sequence: […]}`: the nth firing in a session gets the nth text (the last repeats).
+        case sequence([Template])
+        /// `{en: …, es: …}`: a reply per language, in the file's order; the engine answers in
+        /// the customer's language (`Decision.language`).
+        case languages([LanguageReply])
+    }
 
+    public var form: Form
+    /// `quick_replies`: the buttons and links shown with the text, in order. Empty for
+    /// `.languages`: each language's reply carries its own.
+    public var quickReplies: [QuickReplyTemplate]
+
+    public init(_ form: Form, quickReplies: [QuickReplyTemplate] = []) {
+        self.form = form
+        self.quickReplies = quickReplies
+    }
+
+    /// Every text the reply may send (of every language).
     public var texts: [Template] {
-        switch self {
+        switch form {
         case let .text(t): [t]
         case let .variants(ts), let .sequence(ts): ts
         case let .languages(replies): replies.flatMap(\.reply.texts)
+        }
+    }
+
+    /// Every template of the reply: its texts, and its quick replies' titles and links.
+    public var templates: [Template] {
+        switch form {
+        case let .languages(replies): replies.flatMap(\.reply.templates)
+        default: texts + quickReplies.flatMap { [$0.title] + ($0.url.map { [$0] } ?? []) }
         }
     }
 }
@@ -51,12 +73,27 @@ public indirect enum Reply: Sendable, Hashable {
 public struct LanguageReply: Sendable, Hashable {
     /// An ISO 639 code, as bot.yaml's `language` writes them.
     public var language: String
-    /// A text, variants or a sequence.
+    /// A text, variants or a sequence, with this language's quick replies.
     public var reply: Reply
 
     public init(language: String, reply: Reply) {
         self.language = language
         self.reply = reply
+    }
+}
+
+/// One item of `quick_replies`: a button (`Track my order`), which the customer's chat sends
+/// back as a message of its title, or a link (`{title: Returns, url: https://…}`), which opens
+/// the address. Both may use template variables; a link's variables are percent-encoded when
+/// rendered, and its scheme and host are fixed text (checked at load).
+public struct QuickReplyTemplate: Sendable, Hashable {
+    public var title: Template
+    /// The address of a link; nil for a button.
+    public var url: Template?
+
+    public init(title: Template, url: Template? = nil) {
+        self.title = title
+        self.url = url
     }
 }
 

@@ -19,7 +19,8 @@ package struct ActionKind: Sendable {
     /// forms below, and its compilation in `RuleCompiler.compileActionValue` (an exhaustive
     /// switch, so the Swift compiler points at it).
     package enum Value: Sendable {
-        /// A text, a list of texts (variants) or `{sequence: [...]}`.
+        /// A text, a list of texts (variants), `{sequence: [...]}` or `{text, quick_replies}`, or
+        /// one of those per language.
         case reply
         /// One template, made into the action by the function.
         case template(@Sendable (Template) -> Action)
@@ -38,8 +39,8 @@ extension ActionKind {
     /// Every action, in the order diagnostics, the schema and the docs list them.
     package static let all: [ActionKind] = [
         ActionKind(key: "reply", value: .reply,
-                   summary: "a bot message; a list rotates deterministically per conversation; a sequence picks by how many times this rule has fired in the session",
-                   description: "Send a message as the bot. A text; or a list of texts, used in turn (each conversation gets a fixed rotation, so replies do not repeat back to back); or {sequence: [...]}, where the first time this rule fires in a session sends the first text, the second time the second, and so on. Or one of those per language, {en: ..., es: ...}: the conversation's locale chooses, else the language of the customer's message, else the bot's first language."),
+                   summary: "a bot message; a list rotates deterministically per conversation; a sequence picks by how many times this rule has fired in the session; `quick_replies` adds buttons and links",
+                   description: "Send a message as the bot. A text; or a list of texts, used in turn (each conversation gets a fixed rotation, so replies do not repeat back to back); or {sequence: [...]}, where the first time this rule fires in a session sends the first text, the second time the second, and so on. Add buttons and links with {text: ..., quick_replies: [Track my order, {title: Returns, url: \"https://...\"}]} (or {sequence: [...], quick_replies: [...]}). Or one of those per language, {en: ..., es: ...}: the conversation's locale chooses, else the language of the customer's message, else the language the conversation was last seen in, else the bot's first language."),
         ActionKind(key: "system", value: .template({ .system($0) }),
                    summary: "a system notice (sender type `system`)",
                    description: "Write a system notice into the conversation (shown to the customer as a notice, not as the bot speaking)."),
@@ -78,7 +79,7 @@ extension ActionKind.Value {
         switch self {
         case .reply:
             ["anyOf": [JSONSchema.reference("template"), JSONSchema.list(of: JSONSchema.reference("template")),
-                       JSONSchema.replySequence, JSONSchema.replyLanguages]]
+                       JSONSchema.replyMessage, JSONSchema.replyLanguages]]
         case .template: JSONSchema.allOf("template")
         case .handoff: JSONSchema.handoffFields
         case .tagName: JSONSchema.allOf("tagName")
@@ -90,7 +91,7 @@ extension ActionKind.Value {
     /// How the value is written, for the docs' table (Markdown).
     package var forms: String {
         switch self {
-        case .reply: "`TEXT`, `[TEXT, …]`, `{sequence: [TEXT, …]}`, or `{en: …, es: …}` with one of those per language"
+        case .reply: "`TEXT`, `[TEXT, …]`, `{sequence: [TEXT, …]}`, `{text: TEXT, quick_replies: [BUTTON, {title, url}, …]}`, or `{en: …, es: …}` with one of those per language"
         case .template: "`TEXT`"
         case .handoff: "`\(JSONSchema.handoffFields.propertyNames.braced)`, each optional, or nothing"
         case .tagName: "`NAME`"

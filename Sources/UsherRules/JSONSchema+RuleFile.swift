@@ -58,6 +58,10 @@ extension JSONSchema {
             "minLength": 1,
             "description": "Text, with optional placeholders: {{name}} for a named group (?<name>...) of this rule's regex; {{customer.name}}, {{customer.id}}; {{conversation.id}}, {{conversation.customer_messages}}, {{conversation.bot_replies}}, {{conversation.channel}}, {{conversation.locale}}; {{bot.name}}, {{bot.id}}; {{metadata.KEY}} for a value written by a `set` action. Write {{name|fallback text}} when the value may be missing, for example {{customer.name|there}}. Placeholders only substitute text: no code, no loops.",
         ],
+        "quickReply": [
+            "description": "A button: its text, which the customer's chat sends back as a message when pressed (Track my order). Or a link: {title: Returns policy, url: \"https://shop.example/returns\"}, which opens the address.",
+            "anyOf": [reference("template"), quickReplyLink],
+        ],
         "listName": [
             "type": "string",
             "pattern": "^[a-z0-9][a-z0-9_-]*$",
@@ -267,17 +271,44 @@ extension JSONSchema {
         ],
     ]
 
-    /// `reply: {sequence: [...]}`.
-    package static let replySequence: JSONSchema = [
+    /// `reply: {text, sequence, quick_replies}`: a reply written as a mapping, for a sequence
+    /// or for quick replies.
+    package static let replyMessage: JSONSchema = [
         "type": "object",
         "additionalProperties": false,
-        "required": ["sequence"],
+        "oneOf": [["required": ["text"]], ["required": ["sequence"]]],
         "properties": [
+            "text": [
+                "description": "The text: one, or a list of texts used in turn (each conversation gets a fixed rotation).",
+                "anyOf": [reference("template"), list(of: reference("template"))],
+            ],
             "sequence": [
                 "type": "array",
                 "minItems": 1,
                 "items": reference("template"),
                 "description": "The nth time this rule fires in a session, it sends the nth text.",
+            ],
+            "quick_replies": [
+                "type": "array",
+                "minItems": 1,
+                "items": reference("quickReply"),
+                "description": "Buttons and links shown with the reply, in order: [Track my order, Talk to a human, {title: Returns policy, url: \"https://shop.example/returns\"}]. A button sends its text back as the customer's message; a link opens its address.",
+            ],
+        ],
+    ]
+
+    /// A link of `quick_replies`: `{title, url}` (a button written long without `url`).
+    package static let quickReplyLink: JSONSchema = [
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["title"],
+        "properties": [
+            "title": ["description": "What the button or link says.", "allOf": [reference("template")]],
+            "url": [
+                "type": "string",
+                "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#{}]+([/?#][^\\s]*)?$",
+                "description": "The web address the link opens: https:// (or http://) and a host written out; placeholders such as {{order}} may stand in the path or query, and their values are percent-encoded.",
+                "examples": ["https://shop.example/returns", "https://shop.example/track/{{order}}"],
             ],
         ],
     ]
@@ -286,10 +317,10 @@ extension JSONSchema {
     package static let replyLanguages: JSONSchema = [
         "type": "object",
         "minProperties": 1,
-        "description": "A reply per language: ISO 639 codes (en, es, zh) as keys, each with a text, a list of texts or {sequence: [...]}. The conversation's locale chooses; without one, the language of the customer's message (among the bot's languages in bot.yaml); else the bot's first language.",
+        "description": "A reply per language: ISO 639 codes (en, es, zh) as keys, each with a text, a list of texts, {sequence: [...]} or {text: ..., quick_replies: [...]}. The conversation's locale chooses; without one, the language of the customer's message (among the bot's languages in bot.yaml), else the language the conversation was last seen in, else the bot's first language.",
         "propertyNames": ["pattern": "^[a-z]{2,3}$"],
         "additionalProperties": [
-            "anyOf": [reference("template"), list(of: reference("template")), replySequence],
+            "anyOf": [reference("template"), list(of: reference("template")), replyMessage],
         ],
     ]
 

@@ -15,7 +15,8 @@ final class RuleCompiler {
     static let tagGroupKeys = JSONSchema.tagGroups.propertyNames
     static let countKeys = JSONSchema.countBounds.propertyNames
     static let timeRangeKeys = JSONSchema.timeBounds.propertyNames
-    static let replyKeys = JSONSchema.replySequence.propertyNames
+    static let replyKeys = JSONSchema.replyMessage.propertyNames
+    static let quickReplyKeys = JSONSchema.quickReplyLink.propertyNames
     static let handoffKeys = JSONSchema.handoffFields.propertyNames
     static let notifyKeys = JSONSchema.notifyFields.propertyNames
     static let exactKeywordKeys = JSONSchema.exactKeyword.propertyNames
@@ -562,6 +563,12 @@ final class RuleCompiler {
                 ok = false
                 continue
             }
+            if pairs.count == 2, let reply = pairs.first(where: { $0.key.scalar == "reply" }),
+               let quick = pairs.first(where: { $0.key.scalar == "quick_replies" }) {
+                reader.error("action-shape", Self.quickRepliesBeside(reply: reply.value, quick.value, reader), at: quick.key)
+                ok = false
+                continue
+            }
             guard pairs.count == 1 else {
                 reader.error("action-shape", "each action is a separate list item with one key; start each of \(pairs.compactMap(\.key.scalar).map { "'\($0)'" }.joined(separator: ", ")) on its own '- ' line", at: item)
                 ok = false
@@ -570,6 +577,11 @@ final class RuleCompiler {
             let key = pairs[0].key.scalar ?? ""
             let v = pairs[0].value
             guard let kind = ActionKind.byKey[key] else {
+                if key == "quick_replies" {
+                    reader.error("unknown-action", Self.quickRepliesBelong(perLanguage: false), at: pairs[0].key)
+                    ok = false
+                    continue
+                }
                 let misplaced = Self.ruleKeys.contains(key) ? "; '\(key)' is a rule option: move it out of 'then', level with 'when'" : "; actions are: \(ActionKind.keys.joined(separator: ", "))"
                 reader.error("unknown-action", "unknown action '\(key)'" + (Suggestion.closest(to: key, in: ActionKind.keys).map { "; did you mean '\($0)'?" } ?? misplaced), at: pairs[0].key)
                 ok = false
@@ -580,65 +592,153 @@ final class RuleCompiler {
         return ok ? actions : nil
     }
 
-    /// A text, `[variants]` or `{sequence: […]}`.
+    /// A text, `[variants]`, `{sequence: […]}` or `{text | sequence, quick_replies}`.
     private func compileReply(_ reader: NodeReader, _ v: YAMLNode, _ key: String, _ templates: TemplateParser) -> Reply? {
+        guard v.mapping != nil else { return compileTexts(reader, v, "'\(key)'", templates).map { Reply($0) } }
+        guard let m = reader.mapping(v, "'\(key)'", allowed: Self.replyKeys,
+                                     explain: { Self.misplacedInReply($0, reader) }) else { return nil }
+        var form: Reply.Form?
+        switch (m["text"], m["sequence"]) {
+        case (nil, nil):
+            reader.error("missing-key", "this reply needs 'text' or 'sequence'; add a line like 'text: \"…\"'", at: v)
+        case (_?, let sequence?):
+            reader.error("conflicting-keys", "a reply has either 'text' or 'sequence', not both", at: sequence)
+        case let (text?, nil):
+            form = compileTexts(reader, text, "'text'", templates)
+        case let (nil, sequence?):
+            if let items = sequence.sequence, !items.isEmpty {
+                let ts = items.compactMap { n in reader.text(n, "a sequence text").flatMap { templates.parse($0, n) } }
+                if ts.count == items.count { form = .sequence(ts) }
+            } else {
+                reader.error("wrong-type", "expected 'sequence' as a list of texts", at: sequence)
+            }
+        }
+        var quickReplies: [QuickReplyTemplate] = []
+        if let n = m["quick_replies"] {
+            guard let items = compileQuickReplies(reader, n, templates) else { return nil }
+            quickReplies = items
+        }
+        return form.map { Reply($0, quickReplies: quickReplies) }
+    }
+
+    /// A text, or a list of texts used in turn.
+    private func compileTexts(_ reader: NodeReader, _ v: YAMLNode, _ what: String, _ templates: TemplateParser) -> Reply.Form? {
         func template(_ n: YAMLNode, _ what: String) -> Template? {
             reader.text(n, what).flatMap { templates.parse($0, n) }
         }
-        if let items = v.sequence {
-            if items.isEmpty {
-                reader.error("no-actions", "'\(key)' lists no texts", at: v)
-                return nil
-            }
-            let ts = items.compactMap { template($0, "a reply variant") }
-            return ts.count == items.count ? (items.count == 1 ? .text(ts[0]) : .variants(ts)) : nil
+        guard let items = v.sequence else { return template(v, what).map { .text($0) } }
+        if items.isEmpty {
+            reader.error("no-actions", "\(what) lists no texts", at: v)
+            return nil
         }
-        if v.mapping != nil {
-            guard let m = reader.mapping(v, "'\(key)'", allowed: Self.replyKeys),
-                  let seqNode = reader.require(m["sequence"], "sequence", in: v, "this reply", example: "sequence: [\"first\", \"second\"]") else { return nil }
-            guard let items = seqNode.sequence, !items.isEmpty else {
-                reader.error("wrong-type", "expected 'sequence' as a list of texts", at: seqNode)
-                return nil
-            }
-            let ts = items.compactMap { template($0, "a sequence text") }
-            return ts.count == items.count ? .sequence(ts) : nil
-        }
-        return template(v, "'\(key)'").map { .text($0) }
+        let ts = items.compactMap { template($0, "a reply variant") }
+        return ts.count == items.count ? (items.count == 1 ? .text(ts[0]) : .variants(ts)) : nil
     }
 
-    /// `reply: {en: …, es: …}`: a reply per language code, each in one of the other forms.
-    /// Checked against the bot's languages: a language the bot does not declare, or one of its
-    /// languages without a text, is a warning.
+    /// `quick_replies: [Track my order, {title: Returns, url: "https://…"}]`: buttons (a text, or
+    /// `{title}`) and links (`{title, url}`), each URL checked (`QuickReplyTemplate.problem`).
+    private func compileQuickReplies(_ reader: NodeReader, _ v: YAMLNode, _ templates: TemplateParser) -> [QuickReplyTemplate]? {
+        let example = "[Track my order, {title: Returns policy, url: \"https://shop.example/returns\"}]"
+        let items: [YAMLNode]
+        if let seq = v.sequence {
+            items = seq
+        } else if v.scalar != nil, !v.isNull {
+            items = [v]
+        } else {
+            reader.error("wrong-type", v.isNull ? "'quick_replies' lists nothing; remove it, or list buttons and links like \(example)"
+                : "expected 'quick_replies' as a list of buttons and links, like \(example), found \(v.kindName)", at: v)
+            return nil
+        }
+        if items.isEmpty {
+            reader.error("wrong-type", "'quick_replies' lists nothing; remove it, or list buttons and links like \(example)", at: v)
+            return nil
+        }
+        var out: [QuickReplyTemplate] = []
+        var seen: [String: YAMLNode] = [:]
+        var ok = true
+        for item in items {
+            var titleNode = item
+            var urlNode: YAMLNode?
+            if item.mapping != nil {
+                guard let m = reader.mapping(item, "a quick reply", allowed: Self.quickReplyKeys),
+                      let t = reader.require(m["title"], "title", in: item, "a quick reply", example: "title: Track my order") else { ok = false; continue }
+                titleNode = t
+                urlNode = m["url"]
+            } else if item.sequence != nil {
+                reader.error("wrong-type", "expected a button's text or a link {title, url} in 'quick_replies', found a list", at: item)
+                ok = false
+                continue
+            }
+            guard let text = reader.text(titleNode, "a quick reply's title") else { ok = false; continue }
+            guard !text.allSatisfy(\.isWhitespace) else {
+                reader.error("wrong-type", "a quick reply's title is empty; write what the button says", at: titleNode)
+                ok = false
+                continue
+            }
+            guard let title = templates.parse(text, titleNode) else { ok = false; continue }
+            var url: Template?
+            if let urlNode {
+                guard let source = reader.text(urlNode, "'url'"), let parsed = templates.parse(source, urlNode) else { ok = false; continue }
+                if let problem = QuickReplyTemplate.problem(inURL: source) {
+                    reader.report(.error("invalid-url", problem.message, at: reader.location(ofOffset: problem.offset, in: urlNode)))
+                    ok = false
+                    continue
+                }
+                url = parsed
+            }
+            if let first = seen[text] {
+                reader.warning("duplicate-quick-reply", "'\(text)' is offered twice in this reply", at: titleNode,
+                               notes: [.init("first offered here", at: first.location)])
+            } else {
+                seen[text] = titleNode
+            }
+            out.append(QuickReplyTemplate(title: title, url: url))
+        }
+        return ok ? out : nil
+    }
+
+    /// `quick_replies` beside the languages of a reply, or as an action of its own: where it
+    /// belongs instead.
+    static func quickRepliesBelong(perLanguage: Bool) -> String {
+        perLanguage
+            ? "quick replies are given per language, inside each language's reply: 'en: {text: \"…\", quick_replies: […]}'"
+            : "'quick_replies' is part of a reply, not an action of its own: write 'reply: {text: \"…\", quick_replies: […]}'"
+    }
+
+    /// `- reply: "…"` with `quick_replies:` beside it in the same item: they go inside the
+    /// reply, written out when both fit on a line.
+    static func quickRepliesBeside(reply: YAMLNode, _ quick: YAMLNode, _ reader: NodeReader) -> String {
+        if let pairs = reply.mapping, LanguageMap.isPerLanguage(pairs, ownKeys: ["text", "sequence"]) {
+            return quickRepliesBelong(perLanguage: true)
+        }
+        let head = "'quick_replies' belongs inside the reply, not beside it"
+        guard reply.mapping == nil, let text = reader.written(reply), let buttons = reader.written(quick) else {
+            return head + ": write 'reply: {text: \"…\", quick_replies: […]}'"
+        }
+        return head + ": write 'reply: {text: \(text), quick_replies: \(buttons)}'"
+    }
+
+    /// The message for an unknown key in a reply written as a mapping: a language code mixed
+    /// with `text` or `sequence`.
+    static func misplacedInReply(_ pair: YAMLPair, _ reader: NodeReader) -> String? {
+        guard let key = pair.key.scalar, BotFileParser.isLanguageCode(key) else { return nil }
+        return "'\(key)' is a language, and a reply is either per language or 'text'/'sequence': write 'reply: {\(key): {text: \"…\"}, …}'"
+    }
+
+    /// `reply: {en: …, es: …}`: a reply per language code, each in one of the other forms, with
+    /// its own quick replies. Checked against the bot's languages (`LanguageMap`); a language
+    /// with quick replies beside one without is a warning.
     private func compileLanguageReplies(_ reader: NodeReader, _ v: YAMLNode, _ pairs: [YAMLPair],
                                         _ templates: TemplateParser) -> [LanguageReply]? {
-        var replies: [LanguageReply] = []
-        var ok = true
-        for pair in pairs {
-            guard let code = pair.key.scalar else { continue }
-            guard BotFileParser.isLanguageCode(code) else {
-                reader.error("unknown-language", "'\(code)' is not a language code\(BotFileParser.languageHint(code)); a reply per language maps codes like en or es to texts", at: pair.key)
-                ok = false
-                continue
-            }
-            if pair.value.mapping != nil, pair.value.mapping?.contains(where: { BotFileParser.isLanguageCode($0.key.scalar ?? "") }) == true {
-                reader.error("wrong-type", "the reply for '\(code)' is a text, a list of texts or {sequence: […]}, not another mapping of languages", at: pair.value)
-                ok = false
-                continue
-            }
-            guard let reply = compileReply(reader, pair.value, code, templates) else { ok = false; continue }
-            replies.append(LanguageReply(language: code, reply: reply))
-            if let languages, !languages.contains(code) {
-                let declared = languages.isEmpty ? "bot.yaml declares no language (add 'language: [\(pairs.compactMap(\.key.scalar).joined(separator: ", "))]')"
-                    : "bot.yaml declares \(languages.joined(separator: ", "))"
-                reader.warning("undeclared-language", "a reply in '\(code)', which is not a language of the bot (\(declared)): it answers only conversations whose locale is \(code)", at: pair.key)
-            }
-        }
-        guard ok else { return nil }
-        if let languages {
-            let missing = languages.filter { l in !replies.contains { $0.language == l } }
-            if !missing.isEmpty, let first = replies.first {
-                let fallback = replies.first { $0.language == languages.first }?.language ?? first.language
-                reader.warning("missing-language", "no text in \(missing.map { "'\($0)'" }.joined(separator: ", ")), a language of the bot: \(missing.count == 1 ? "its customers get" : "their customers get") the '\(fallback)' text; add '\(missing[0]): \"…\"'", at: v)
+        let forms = "a text, a list of texts, {sequence: […]} or {text: …, quick_replies: […]}"
+        guard let values = LanguageMap.read(reader, v, pairs, what: "a reply", forms: forms, languages: languages,
+                                            misplaced: { $0 == "quick_replies" ? Self.quickRepliesBelong(perLanguage: true) : nil },
+                                            { compileReply(reader, $1, $0, templates) }) else { return nil }
+        let replies = values.map { LanguageReply(language: $0.language, reply: $0.value) }
+        if let with = replies.first(where: { !$0.reply.quickReplies.isEmpty }) {
+            let without = replies.filter { $0.reply.quickReplies.isEmpty }.map(\.language)
+            if !without.isEmpty {
+                reader.warning("missing-quick-replies", "the '\(with.language)' reply has quick replies and \(without.map { "'\($0)'" }.joined(separator: ", ")) \(without.count == 1 ? "has" : "have") none: \(without.count == 1 ? "its" : "their") customers get no buttons; add quick_replies to \(without.count == 1 ? "it" : "them")", at: v)
             }
         }
         return replies
@@ -652,9 +752,8 @@ final class RuleCompiler {
         let key = kind.key
         switch kind.value {
         case .reply:
-            if let pairs = v.mapping, !pairs.contains(where: { Self.replyKeys.contains($0.key.scalar ?? "") }),
-               pairs.contains(where: { BotFileParser.isLanguageCode($0.key.scalar ?? "") }) {
-                return compileLanguageReplies(reader, v, pairs, templates).map { .reply(.languages($0)) }
+            if let pairs = v.mapping, LanguageMap.isPerLanguage(pairs, ownKeys: ["text", "sequence"]) {
+                return compileLanguageReplies(reader, v, pairs, templates).map { .reply(Reply(.languages($0))) }
             }
             return compileReply(reader, v, key, templates).map(Action.reply)
         case let .template(make):

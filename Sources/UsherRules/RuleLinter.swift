@@ -34,7 +34,7 @@ public struct RuleLinter {
                 continue
             }
             for action in rule.actions {
-                guard case let .reply(.sequence(texts)) = action else { continue }
+                guard case let .reply(reply) = action, case let .sequence(texts) = reply.form else { continue }
                 var upper = range.upper
                 if let (h, n) = handoff, h.id != rule.id, !rule.whileWaiting { upper = min(upper ?? n - 1, n - 1) }
                 let maxFires = rule.once ? 1 : upper.map { max(0, $0 - max(range.lower, 1) + 1) }

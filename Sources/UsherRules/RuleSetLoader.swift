@@ -172,7 +172,7 @@ public enum RuleSetLoader {
         /// customer's language from the message.
         static func repliesPerLanguage(_ rules: [Rule], _ fallback: [Action]?) -> Bool {
             (rules.flatMap(\.actions) + (fallback ?? [])).contains {
-                if case .reply(.languages) = $0 { true } else { false }
+                if case let .reply(reply) = $0, case .languages = reply.form { true } else { false }
             }
         }
 

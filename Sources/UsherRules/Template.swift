@@ -83,12 +83,20 @@ public struct Template: Sendable, Hashable {
 
     /// Substitutes variables; a missing one takes its fallback, or the empty string.
     public func render(_ lookup: (String) -> String?) -> String {
+        render(lookup, encoding: nil)
+    }
+
+    /// Substitutes variables as `render(_:)` does, each value (or fallback) passed through
+    /// `encode` first: a link's placeholders are percent-encoded, its written text is not.
+    public func render(_ lookup: (String) -> String?, encoding encode: ((String) -> String)?) -> String {
         if parts.count == 1, case let .literal(s) = parts[0] { return s }
         var out = ""
         for part in parts {
             switch part {
             case let .literal(s): out += s
-            case let .variable(name, fallback): out += lookup(name) ?? fallback ?? ""
+            case let .variable(name, fallback):
+                let value = lookup(name) ?? fallback ?? ""
+                out += encode.map { $0(value) } ?? value
             }
         }
         return out

@@ -630,7 +630,7 @@ public final class Worker: Sendable {
         }
         for e in d.effects {
             switch e {
-            case let .reply(text, rule):
+            case let .reply(text, rule, _):
                 guard said else { break }
                 tally.add("usher_replies_total", rule)
                 if log.enabled(.info) {

@@ -10,7 +10,7 @@ struct MappingFileParser {
     static let conversationColumns = ["id", "customer_id", "channel", "locale", "owner", "assigned_to_agent",
                                       "customer_message_count", "tags", "metadata", "created_at", "updated_at"]
     static let messageColumns = ["seq", "id", "conversation_id", "kind", "sender_type", "sender_id", "sender_name",
-                                 "content", "created_at", "rule_id", "idempotency_key"]
+                                 "content", "created_at", "rule_id", "idempotency_key", "quick_replies"]
     /// Required columns, each with the example value of its "add a line like" hint.
     static let requiredConversationColumns = [("id", "ticket_id")]
     static let requiredMessageColumns = [("seq", "event_no"), ("conversation_id", "ticket_id"),
@@ -233,7 +233,7 @@ struct MappingFileParser {
             table: table, seq: seq, id: columns["id"], conversationID: conversationID, kind: columns["kind"],
             senderType: senderType, senderID: columns["sender_id"], senderName: columns["sender_name"],
             content: content, createdAt: createdAt, ruleID: columns["rule_id"],
-            idempotencyKey: columns["idempotency_key"], senderValues: senders, kindValues: kinds, time: time, write: write,
+            idempotencyKey: columns["idempotency_key"], quickReplies: columns["quick_replies"], senderValues: senders, kindValues: kinds, time: time, write: write,
             filter: filter),
                 tableNode)
     }

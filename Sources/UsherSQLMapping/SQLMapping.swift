@@ -184,6 +184,9 @@ public struct SQLMapping: Sendable, Hashable {
         public var createdAt: String
         public var ruleID: String?
         public var idempotencyKey: String?
+        /// Where a reply's quick replies go, as a JSON array (`[{"title", "url"}]`); `nil`: they
+        /// are not kept.
+        public var quickReplies: String?
         public var senderValues: SenderValues
         /// Only meaningful when `kind` is set.
         public var kindValues: KindValues
@@ -201,7 +204,7 @@ public struct SQLMapping: Sendable, Hashable {
         public init(table: String, seq: String, id: String? = nil, conversationID: String,
                     kind: String? = nil, senderType: String, senderID: String? = nil,
                     senderName: String? = nil, content: String, createdAt: String,
-                    ruleID: String? = nil, idempotencyKey: String? = nil,
+                    ruleID: String? = nil, idempotencyKey: String? = nil, quickReplies: String? = nil,
                     senderValues: SenderValues = .init(), kindValues: KindValues = .init(),
                     time: TimeFormat = .timestamptz, write: [WrittenColumn] = [], filter: SQLExpression? = nil) {
             self.table = table
@@ -216,6 +219,7 @@ public struct SQLMapping: Sendable, Hashable {
             self.createdAt = createdAt
             self.ruleID = ruleID
             self.idempotencyKey = idempotencyKey
+            self.quickReplies = quickReplies
             self.senderValues = senderValues
             self.kindValues = kindValues
             self.time = time
@@ -258,7 +262,8 @@ public struct SQLMapping: Sendable, Hashable {
     /// DESIGN.md §7's native schema: conversations(id, customer_id, channel, locale, owner,
     /// assigned_to_agent, customer_message_count, tags, metadata, created_at, updated_at),
     /// messages(seq, id, conversation_id, kind, sender_type, sender_id, sender_name, content,
-    /// created_at, rule_id, idempotency_key), time timestamptz, usherSchema "usher", intake trigger.
+    /// created_at, rule_id, idempotency_key, quick_replies), time timestamptz, usherSchema "usher",
+    /// intake trigger.
     public static let native = SQLMapping(
         conversations: Conversations(
             table: "conversations", id: "id", customerID: "customer_id", channel: "channel", locale: "locale",
@@ -267,7 +272,7 @@ public struct SQLMapping: Sendable, Hashable {
         messages: Messages(
             table: "messages", seq: "seq", id: "id", conversationID: "conversation_id", kind: "kind",
             senderType: "sender_type", senderID: "sender_id", senderName: "sender_name", content: "content",
-            createdAt: "created_at", ruleID: "rule_id", idempotencyKey: "idempotency_key"))
+            createdAt: "created_at", ruleID: "rule_id", idempotencyKey: "idempotency_key", quickReplies: "quick_replies"))
 
     /// A diagnostic at a setting's location — for the adapter. A setting left at its default
     /// falls back to the nearest section written ("messages.columns.rule_id" →
@@ -324,7 +329,7 @@ public struct SQLMapping: Sendable, Hashable {
             ("seq", m.seq), ("id", m.id), ("conversation_id", m.conversationID), ("kind", m.kind),
             ("sender_type", m.senderType), ("sender_id", m.senderID), ("sender_name", m.senderName),
             ("content", m.content), ("created_at", m.createdAt), ("rule_id", m.ruleID),
-            ("idempotency_key", m.idempotencyKey),
+            ("idempotency_key", m.idempotencyKey), ("quick_replies", m.quickReplies),
         ]
         return conv.compactMap { k, v in v.map { MappedColumn(keyPath: "conversations.columns." + k, table: c.table, column: $0) } }
             + msg.compactMap { k, v in v.map { MappedColumn(keyPath: "messages.columns." + k, table: m.table, column: $0) } }

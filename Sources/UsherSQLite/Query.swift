@@ -71,8 +71,10 @@ package enum StoreSQL {
     /// Inbound: customer and agent messages, and close events.
     package static let inbound = "(m.kind = 'close' OR m.sender_type IN ('customer', 'agent'))"
 
+    /// The columns of `SQLiteStore.message`; `pending` reads the first ten, then the
+    /// conversation's channel and locale.
     package static let messageColumns =
-        "seq, id, conversation_id, kind, sender_type, sender_id, sender_name, content, created_at, rule_id"
+        "seq, id, conversation_id, kind, sender_type, sender_id, sender_name, content, created_at, rule_id, quick_replies"
 
     package static let latestSeq = "SELECT coalesce(max(seq), 0) FROM messages"
 
@@ -167,11 +169,11 @@ package enum StoreSQL {
         """
 
     /// ?1 idempotency key (also the id), ?2 conversation, ?3 sender type, ?4 sender id,
-    /// ?5 sender name, ?6 text, ?7 at, ?8 rule.
+    /// ?5 sender name, ?6 text, ?7 at, ?8 rule, ?9 quick replies (JSON, or NULL).
     package static let insertOutgoing = """
         INSERT INTO messages (id, conversation_id, kind, sender_type, sender_id, sender_name, content, created_at,
-                              rule_id, idempotency_key)
-        VALUES (?1, ?2, 'message', ?3, ?4, ?5, ?6, ?7, ?8, ?1)
+                              rule_id, idempotency_key, quick_replies)
+        VALUES (?1, ?2, 'message', ?3, ?4, ?5, ?6, ?7, ?8, ?1, ?9)
         ON CONFLICT DO NOTHING
         """
 

@@ -6,6 +6,7 @@ package enum SQLiteSchema {
         ("native schema: conversations, messages, bot state, done marks, cursors, leases, notifications, handoffs", v1),
         ("lean commit: done marks folded into the per-conversation watermark, one unique index for message ids, "
          + "no AUTOINCREMENT, CHECK constraints without IN lists", v2),
+        ("quick replies: messages.quick_replies, the buttons and links of a reply as JSON", v3),
     ]
 
     /// The schema version this build writes.
@@ -198,5 +199,12 @@ package enum SQLiteSchema {
     ALTER TABLE bot_state_v2 RENAME TO bot_state;
     CREATE INDEX messages_conversation ON messages (conversation_id, seq);
     CREATE INDEX messages_agent ON messages (conversation_id, seq) WHERE sender_type = 'agent';
+    """
+
+    /// A reply's `quick_replies`: a JSON array of `{"title", "url"}` (`QuickReply.write`), NULL
+    /// for a message without any. A column added, not a table rebuilt: every row before it has
+    /// none.
+    static let v3 = """
+    ALTER TABLE messages ADD COLUMN quick_replies TEXT;
     """
 }

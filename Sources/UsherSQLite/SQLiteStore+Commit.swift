@@ -110,6 +110,7 @@ extension SQLiteStore {
                 s.bind(6, o.text)
                 s.bind(7, o.at)
                 s.bind(8, o.ruleID)
+                s.bind(9, QuickReply.json(o.quickReplies))
                 _ = try s.step()
             }
         }

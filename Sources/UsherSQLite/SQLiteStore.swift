@@ -323,7 +323,7 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
             s.bind(3, limit)
             var out: [StoredMessage] = []
             while try s.step() {
-                var m = Self.message(s)
+                var m = Self.messageFields(s)
                 m.channel = s.optionalText(10)
                 m.locale = s.optionalText(11)
                 out.append(m)
@@ -670,6 +670,15 @@ public final class SQLiteStore: SharedStore, SignallingStore, NotificationStore,
 
     /// Columns of `StoreSQL.messageColumns`.
     static func message(_ s: Statement) -> StoredMessage {
+        var m = messageFields(s)
+        // Written by `QuickReply.write` alone; a value that does not read (edited by hand) is
+        // shown as none rather than failing the whole transcript.
+        if !s.isNull(10) { m.quickReplies = (try? QuickReply.read(json: s.optionalText(10))) ?? [] }
+        return m
+    }
+
+    /// The first ten columns of `StoreSQL.messageColumns`, which `pending` reads too.
+    static func messageFields(_ s: Statement) -> StoredMessage {
         StoredMessage(seq: s.int64(0), id: s.text(1), conversationID: s.text(2),
                       kind: StoredMessage.Kind(rawValue: s.text(3)) ?? .message,
                       from: SenderRole(rawValue: s.text(4)) ?? .system,

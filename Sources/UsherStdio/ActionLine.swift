@@ -2,16 +2,19 @@ import Foundation
 import UsherJSON
 public import UsherSQLite
 import UsherStore
+import UsherEngine
 
 /// An action as one JSON line on stdout. Replies and notices are also transcript lines
 /// (DESIGN.md §5): `conversation`, `id`, `at`, `from`, `sender_id`, `sender_name`, `text`.
 ///
 ///     {"type":"reply","key":"support:m-1:0","conversation":"c-42","id":"support:m-1:0","at":"…","from":"bot","sender_id":"bot:support","sender_name":"Support","rule":"opening","text":"Hi there!"}
+///     {"type":"reply",…,"text":"Anything else?","quick_replies":[{"title":"Track my order"},{"title":"Returns","url":"https://shop.example/returns"}]}
 ///     {"type":"system","key":"support:m-4:1",…,"from":"system",…,"rule":"threshold","text":"We're connecting you…"}
 ///     {"type":"handoff","key":"support:m-4:handoff","conversation":"c-42","at":"…","bot":"support","message_id":"m-4","queue":"general","reason":"threshold","rule":"threshold","customer_name":"Pooja"}
 ///     {"type":"notification","key":"support:m-4:3","conversation":"c-42","at":"…","bot":"support","queue":"general","reason":"threshold","text":"…","customer_name":"Pooja","last_message":"…","handoff":true}
 ///
-/// Absent values are left out rather than written as `null`. The webhook POSTs the same objects.
+/// Absent values are left out rather than written as `null` (`quick_replies` too, when a reply
+/// has none). The webhook POSTs the same objects.
 public enum ActionLine {
     public static func encode(_ action: StoreAction) -> String {
         var w = JSONWriter(capacity: 256)
@@ -28,6 +31,7 @@ public enum ActionLine {
             if let v = m.senderName { w.key("sender_name"); w.string(v) }
             if let v = m.ruleID { w.key("rule"); w.string(v) }
             w.key("text"); w.string(m.text)
+            if !m.quickReplies.isEmpty { w.key("quick_replies"); QuickReply.write(m.quickReplies, into: &w) }
         case let .handoff(h):
             w.key("type", first: true); w.string("handoff")
             w.key("key"); w.string(h.idempotencyKey)

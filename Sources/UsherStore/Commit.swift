@@ -118,9 +118,11 @@ public struct OutgoingMessage: Sendable, Hashable, Codable {
     public var text: String
     public var ruleID: String
     public var at: Date
+    /// The buttons and links of a reply's `quick_replies`, in order; empty for most messages.
+    public var quickReplies: [QuickReply]
 
     public init(idempotencyKey: String, conversationID: String, from: SenderRole, senderID: String,
-                senderName: String, text: String, ruleID: String, at: Date) {
+                senderName: String, text: String, ruleID: String, at: Date, quickReplies: [QuickReply] = []) {
         self.idempotencyKey = idempotencyKey
         self.conversationID = conversationID
         self.from = from
@@ -129,6 +131,22 @@ public struct OutgoingMessage: Sendable, Hashable, Codable {
         self.text = text
         self.ruleID = ruleID
         self.at = at
+        self.quickReplies = quickReplies
+    }
+
+    /// As synthesized, except that `quickReplies` may be missing (none): what was written
+    /// before replies had them still reads.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(idempotencyKey: try c.decode(String.self, forKey: .idempotencyKey),
+                  conversationID: try c.decode(String.self, forKey: .conversationID),
+                  from: try c.decode(SenderRole.self, forKey: .from),
+                  senderID: try c.decode(String.self, forKey: .senderID),
+                  senderName: try c.decode(String.self, forKey: .senderName),
+                  text: try c.decode(String.self, forKey: .text),
+                  ruleID: try c.decode(String.self, forKey: .ruleID),
+                  at: try c.decode(Date.self, forKey: .at),
+                  quickReplies: try c.decodeIfPresent([QuickReply].self, forKey: .quickReplies) ?? [])
     }
 }
 
@@ -171,9 +189,10 @@ extension Commit {
         for (index, effect) in decision.effects.enumerated() {
             let key = "\(bot.id):\(inbound.id):\(index)"
             switch effect {
-            case let .reply(text, rule):
+            case let .reply(text, rule, quickReplies):
                 outgoing.append(OutgoingMessage(idempotencyKey: key, conversationID: inbound.conversationID, from: .bot,
-                                                senderID: bot.senderID, senderName: bot.name, text: text, ruleID: rule, at: at))
+                                                senderID: bot.senderID, senderName: bot.name, text: text, ruleID: rule, at: at,
+                                                quickReplies: quickReplies))
             case let .system(text, rule):
                 outgoing.append(OutgoingMessage(idempotencyKey: key, conversationID: inbound.conversationID, from: .system,
                                                 senderID: bot.senderID, senderName: bot.name, text: text, ruleID: rule, at: at))

@@ -28,12 +28,15 @@ public struct StoredMessage: Sendable, Hashable, Codable {
     /// channel; rules match on both).
     public var channel: String?
     public var locale: String?
+    /// For bot replies: the buttons and links offered with it (`quick_replies`), in order.
+    public var quickReplies: [QuickReply]
 
     public init(seq: Int64, id: String, conversationID: String, kind: Kind = .message, from: SenderRole,
                 senderID: String? = nil, senderName: String? = nil, text: String, at: Date, ruleID: String? = nil,
-                channel: String? = nil, locale: String? = nil) {
+                channel: String? = nil, locale: String? = nil, quickReplies: [QuickReply] = []) {
         self.channel = channel
         self.locale = locale
+        self.quickReplies = quickReplies
         self.seq = seq
         self.id = id
         self.conversationID = conversationID
@@ -44,6 +47,21 @@ public struct StoredMessage: Sendable, Hashable, Codable {
         self.text = text
         self.at = at
         self.ruleID = ruleID
+    }
+
+    /// As synthesized, except that `quickReplies` may be missing (none).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(seq: try c.decode(Int64.self, forKey: .seq), id: try c.decode(String.self, forKey: .id),
+                  conversationID: try c.decode(String.self, forKey: .conversationID),
+                  kind: try c.decode(Kind.self, forKey: .kind), from: try c.decode(SenderRole.self, forKey: .from),
+                  senderID: try c.decodeIfPresent(String.self, forKey: .senderID),
+                  senderName: try c.decodeIfPresent(String.self, forKey: .senderName),
+                  text: try c.decode(String.self, forKey: .text), at: try c.decode(Date.self, forKey: .at),
+                  ruleID: try c.decodeIfPresent(String.self, forKey: .ruleID),
+                  channel: try c.decodeIfPresent(String.self, forKey: .channel),
+                  locale: try c.decodeIfPresent(String.self, forKey: .locale),
+                  quickReplies: try c.decodeIfPresent([QuickReply].self, forKey: .quickReplies) ?? [])
     }
 
     /// The engine's view of the message.

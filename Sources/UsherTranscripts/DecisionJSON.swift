@@ -52,13 +52,21 @@ public enum DecisionJSON {
     public static func effect(_ e: Effect) -> [String: Any] {
         var o: [String: Any] = [:]
         for (k, v) in effectFields(e) { o[k] = v }
+        if case let .reply(_, _, q) = e, !q.isEmpty {
+            o["quick_replies"] = q.map { item -> [String: String] in
+                var j = ["title": item.title]
+                if let url = item.url { j["url"] = url }
+                return j
+            }
+        }
         return o
     }
 
-    /// An effect's keys and values, `type` first: every value of an effect is a string.
+    /// An effect's keys and values, `type` first: every value but a reply's `quick_replies`
+    /// (written beside them, when it has any) is a string.
     public static func effectFields(_ e: Effect) -> [(key: String, value: String)] {
         switch e {
-        case let .reply(t, r): [("type", "reply"), ("text", t), ("rule", r)]
+        case let .reply(t, r, _): [("type", "reply"), ("text", t), ("rule", r)]
         case let .system(t, r): [("type", "system"), ("text", t), ("rule", r)]
         case let .handoff(reason, q, p, r): [("type", "handoff"), ("reason", reason), ("queue", q), ("priority", p.rawValue), ("rule", r)]
         case let .notify(t, q, reason, r): [("type", "notify"), ("text", t), ("queue", q), ("reason", reason), ("rule", r)]

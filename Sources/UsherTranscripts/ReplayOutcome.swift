@@ -58,9 +58,9 @@ public struct ReplayOutcome: Sendable, Hashable {
         effects.contains { switch $0 { case .reply, .system: true; default: false } }
     }
 
-    /// The bot's replies, with the rule of each.
-    public var replies: [(text: String, rule: String)] {
-        effects.compactMap { if case let .reply(t, r) = $0 { (t, r) } else { nil } }
+    /// The bot's replies, with the rule and the quick replies of each.
+    public var replies: [(text: String, rule: String, quickReplies: [QuickReply])] {
+        effects.compactMap { if case let .reply(t, r, q) = $0 { (t, r, q) } else { nil } }
     }
 
     /// The handoff of this decision, if any.

@@ -131,7 +131,7 @@ public struct ReplaySummary: Sendable {
                 for rule in o.fired { spokeOverByRule[rule, default: 0] += 1 }
                 if spokeOverExamples.count < keepExamples, spokeOverExamples.last?.conversation != c.id {
                     let said = o.effects.lazy.compactMap { e -> String? in
-                        switch e { case let .reply(t, _), let .system(t, _): t; default: nil }
+                        switch e { case let .reply(t, _, _), let .system(t, _): t; default: nil }
                     }.first ?? ""
                     spokeOverExamples.append(SpokeOver(conversation: c.id, step: i, customerMessage: o.customerMessage,
                                                        text: step.message.text, rules: o.fired, said: said))

@@ -136,10 +136,22 @@ public struct ReportHTML: ReplayReportWriter {
         var chips: [String] = []
         for e in o.effects {
             switch e {
-            case let .reply(t, r):
+            case let .reply(t, r, q):
                 w.text("<div class=\"msg \(side)\(warn ? " warn" : "")\"><div class=\"bubble\">")
                 w.html(t)
-                w.text("</div><div class=\"meta\">")
+                w.text("</div>")
+                if !q.isEmpty {
+                    w.text("<div class=\"quick\">")
+                    for item in q {
+                        if let url = item.url {
+                            w.text("<a class=\"qr\" href=\"\(HTMLText.escape(url))\" rel=\"noopener noreferrer\">\(HTMLText.escape(item.title)) ↗</a>")
+                        } else {
+                            w.text("<span class=\"qr\">\(HTMLText.escape(item.title))</span>")
+                        }
+                    }
+                    w.text("</div>")
+                }
+                w.text("<div class=\"meta\">")
                 label(r)
                 if warn { w.text(" <span class=\"warn-label\">⚠ a human had already written</span>") }
                 w.text("</div></div>\n")
@@ -347,7 +359,7 @@ public struct ReportHTML: ReplayReportWriter {
     private static func brief(_ o: ReplayOutcome) -> String {
         var s = o.label
         if let said = o.effects.lazy.compactMap({ e -> String? in
-            switch e { case let .reply(t, _), let .system(t, _): t; default: nil }
+            switch e { case let .reply(t, _, _), let .system(t, _): t; default: nil }
         }).first { s += " “" + cut(said, 70) + "”" }
         if let h = o.handoff { s += " (handoff: \(h.reason))" }
         return s
@@ -443,6 +455,7 @@ public struct ReportHTML: ReplayReportWriter {
     .msg{display:flex;flex-direction:column;max-width:72%}
     .msg .bubble{padding:8px 12px;border-radius:14px;white-space:pre-wrap;overflow-wrap:anywhere}
     .msg .meta{font-size:11px;color:var(--muted);margin:2px 6px 0}
+    .msg .quick{display:flex;flex-wrap:wrap;gap:4px;margin-top:4px;justify-content:flex-end} .msg .qr{padding:3px 10px;border:1px solid var(--blue);border-radius:12px;font-size:12px;color:var(--blue);background:#fff;text-decoration:none;overflow-wrap:anywhere}
     .msg.customer{align-self:flex-start} .msg.customer .bubble{background:#fff;border:1px solid var(--line);border-bottom-left-radius:4px}
     .msg.bot{align-self:flex-end;align-items:flex-end} .msg.bot .bubble{background:var(--blue);color:#fff;border-bottom-right-radius:4px}
     .msg.other{align-self:flex-end;align-items:flex-end} .msg.other .bubble{background:var(--purple-soft);color:#3b0764;border:1px dashed var(--purple);border-bottom-right-radius:4px}

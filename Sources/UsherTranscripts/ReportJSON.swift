@@ -264,6 +264,15 @@ extension ReportBytes {
                 raw(": ")
                 json(kv.value)
             }
+            if case let .reply(_, _, q) = e, !q.isEmpty {
+                raw(", \"quick_replies\": [")
+                for (k, item) in q.enumerated() {
+                    raw(k > 0 ? ", {\"title\": " : "{\"title\": "); json(item.title)
+                    if let url = item.url { raw(", \"url\": "); json(url) }
+                    raw("}")
+                }
+                raw("]")
+            }
             raw("}")
         }
         raw("]")

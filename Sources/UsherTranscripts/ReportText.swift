@@ -140,13 +140,19 @@ public struct ReportText: ReplayReportWriter {
         for e in o.effects {
             b.text(lead)
             switch e {
-            case let .reply(t, r):
+            case let .reply(t, r, q):
                 b.raw("reply     ")
                 b.flattened(t, maxScalars: width)
                 b.raw("  ")
                 on("32", &b); b.raw("["); b.text(r); b.raw("]"); off(&b)
                 if let l = o.language { b.text(" " + dim("in " + l.description)) }
                 b.raw("\n")
+                if !q.isEmpty {
+                    b.text(lead)
+                    b.raw("buttons   ")
+                    b.flattened(QuickReply.line(q), maxScalars: width)
+                    b.raw("\n")
+                }
             case let .system(t, r):
                 b.raw("system    ")
                 on("36", &b); b.flattened(t, maxScalars: width); off(&b)
@@ -285,7 +291,7 @@ public struct ReportText: ReplayReportWriter {
     private func brief(_ o: ReplayOutcome) -> String {
         var s = o.label
         if let said = o.effects.lazy.compactMap({ e -> String? in
-            switch e { case let .reply(t, _), let .system(t, _): t; default: nil }
+            switch e { case let .reply(t, _, _), let .system(t, _): t; default: nil }
         }).first {
             s += " \"\(oneLine(said, width: 60))\""
         }

@@ -1,5 +1,6 @@
 public import Foundation
 public import UsherDiagnostics
+public import UsherEngine
 import UsherRules
 import UsherText
 import UsherYAML
@@ -138,6 +139,8 @@ public struct RuleTestExpectation: Sendable {
     public var notify: RuleTestTexts?
     /// `metadata:`: values of these metadata keys after the step (other keys are not checked).
     public var metadata: [(key: String, value: RuleTestText)]?
+    /// `quick_replies:`: the buttons and links of the step's replies, in order.
+    public var quickReplies: RuleTestQuickReplies?
 
     /// `handoff: true`, `handoff: false`, `handoff: REASON`.
     public enum Handoff: Sendable, Hashable {
@@ -159,6 +162,38 @@ public enum RuleTestTexts: Sendable {
     case contains(RuleTestText)
     /// A list: the step's texts of that kind are exactly these, in order (`[]`: none at all).
     case exactly([RuleTestText])
+}
+
+/// How `quick_replies:` is checked: as `reply:` is, over the buttons and links of the step's
+/// replies.
+public enum RuleTestQuickReplies: Sendable {
+    /// One item: at least one of the step's quick replies matches it.
+    case contains(Item)
+    /// A list: the step's quick replies are exactly these, in order (`[]`: none at all).
+    case exactly([Item])
+
+    /// `Track my order` (a title), or `{title: Returns, url: "https://…"}` (a link with this
+    /// address); each a text or a `/regex/`.
+    public struct Item: Sendable {
+        public var title: RuleTestText
+        /// Nil: any button or link with the title.
+        public var url: RuleTestText?
+
+        public init(title: RuleTestText, url: RuleTestText? = nil) {
+            self.title = title
+            self.url = url
+        }
+
+        /// Whether `item` has this title and, when one is expected, this address.
+        public func matches(_ item: QuickReply) -> Bool {
+            guard title.matches(item.title) else { return false }
+            guard let url else { return true }
+            return item.url.map(url.matches) ?? false
+        }
+
+        /// `"Track my order"`, `"Returns" → "https://…"`, as in reports.
+        public var description: String { title.description + (url.map { " → " + $0.description } ?? "") }
+    }
 }
 
 /// An expected text: written out, or a `/regex/` that must occur in the text.

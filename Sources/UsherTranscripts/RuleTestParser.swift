@@ -62,7 +62,8 @@ struct RuleTestParser {
     static let fileKeys = ["tests"]
     static let testKeys = ["name", "start", "conversation_id", "channel", "locale", "customer_name", "tags", "conversation"]
     static let stepKeys = ["customer", "agent", "wait", "expect"]
-    static let expectKeys = ["rule", "reply", "system", "handoff", "tags", "notify", "metadata"]
+    static let expectKeys = ["rule", "reply", "quick_replies", "system", "handoff", "tags", "notify", "metadata"]
+    static let quickReplyKeys = ["title", "url"]
 
     init(reader: RuleTestReader, bot: RuleSet?) {
         self.reader = reader
@@ -261,6 +262,7 @@ struct RuleTestParser {
             if let h = f["handoff"] { e.handoff = handoff(h.value) }
             if let t = f["tags"] { e.tags = tags(t.value, initialTags: initialTags) }
             if let m = f["metadata"] { e.metadata = metadata(m.value) }
+            if let q = f["quick_replies"] { e.quickReplies = quickReplies(q.value) }
             return reader.diagnostics.count(where: { $0.severity == .error }) == errorsBefore ? e : nil
         }
     }
@@ -300,6 +302,26 @@ struct RuleTestParser {
                          at: reader.location(ofOffset: error.offset + 1, in: node))
             return nil
         }
+    }
+
+    /// A title, `{title, url}`, or a list of them; each value a text or a `/regex/`.
+    private func quickReplies(_ node: YAMLNode) -> RuleTestQuickReplies? {
+        func item(_ n: YAMLNode) -> RuleTestQuickReplies.Item? {
+            guard n.mapping != nil else { return text(n, "a quick reply's title").map { .init(title: $0) } }
+            guard let f = reader.fields(of: n, "a quick reply", keys: Self.quickReplyKeys)?.byKey else { return nil }
+            guard let t = f["title"] else {
+                reader.error("missing-key", "a quick reply needs 'title'; write {title: Returns, url: \"https://…\"}", at: n)
+                return nil
+            }
+            guard let title = text(t.value, "a quick reply's title") else { return nil }
+            guard let u = f["url"] else { return .init(title: title) }
+            return text(u.value, "a quick reply's url").map { .init(title: title, url: $0) }
+        }
+        if let items = node.sequence {
+            let parsed = items.compactMap(item)
+            return parsed.count == items.count ? .exactly(parsed) : nil
+        }
+        return item(node).map(RuleTestQuickReplies.contains)
     }
 
     private func handoff(_ node: YAMLNode) -> RuleTestExpectation.Handoff? {

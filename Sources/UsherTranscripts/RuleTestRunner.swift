@@ -85,6 +85,7 @@ public enum RuleTestRunner {
         // A safety limit that dropped the replies says so where the reply was expected.
         let dropped = decision.limit.map { " (\($0) dropped the repl\($0.rules.count == 1 ? "y" : "ies"))" } ?? ""
         if let m = mismatch("reply", e.replies, replies, none: "no reply" + dropped) { out.append(m) }
+        if let expected = e.quickReplies, let m = mismatch(expected, decision.quickReplies.flatMap { $0 }) { out.append(m) }
         if let m = mismatch("system", e.system, system, none: "no system notice") { out.append(m) }
         if let h = e.handoff {
             let ok = switch h {
@@ -129,6 +130,20 @@ public enum RuleTestRunner {
             if texts.count == actual.count, zip(texts, actual).allSatisfy({ $0.matches($1) }) { return nil }
             let wanted = texts.isEmpty ? none : "exactly [" + texts.map(\.description).joined(separator: ", ") + "]"
             return .init(key: key, expected: wanted, actual: actual.isEmpty ? none : "[\(shown)]")
+        }
+    }
+
+    private static func mismatch(_ expected: RuleTestQuickReplies, _ actual: [QuickReply]) -> RuleTestMismatch? {
+        let none = "no quick replies"
+        let shown = actual.isEmpty ? none : QuickReply.line(actual)
+        switch expected {
+        case let .contains(item):
+            if actual.contains(where: item.matches) { return nil }
+            return .init(key: "quick_replies", expected: item.description, actual: shown)
+        case let .exactly(items):
+            if items.count == actual.count, zip(items, actual).allSatisfy({ $0.matches($1) }) { return nil }
+            let wanted = items.isEmpty ? none : "exactly [" + items.map(\.description).joined(separator: ", ") + "]"
+            return .init(key: "quick_replies", expected: wanted, actual: shown)
         }
     }
 

@@ -21,6 +21,9 @@ enum ChatCommand: Command {
     the running rules stay). A handoff says why, naming the loop guard or max_bot_replies when
     one of them handed off.
 
+    A reply's quick replies are shown under it: [Track my order] is a button (type its text to
+    press it), [Returns → https://…] a link.
+
     While chatting:
       /agent TEXT   write TEXT as a human agent (the bot goes silent)
       /close        close the conversation (the next message starts a new session)
@@ -152,7 +155,11 @@ enum ChatCommand: Command {
         case .bot:
             let who = botName ?? m.senderName ?? "bot"
             let rule = m.ruleID.map { "  [\($0)]" } ?? ""
-            return colour ? "\u{1B}[1;36m\(who):\u{1B}[0m \(m.text)\u{1B}[2m\(rule)\u{1B}[0m" : "\(who): \(m.text)\(rule)"
+            let said = colour ? "\u{1B}[1;36m\(who):\u{1B}[0m \(m.text)\u{1B}[2m\(rule)\u{1B}[0m" : "\(who): \(m.text)\(rule)"
+            guard !m.quickReplies.isEmpty else { return said }
+            // Under the text, where a chat shows its buttons: a button is typed back as it is.
+            let items = QuickReply.line(m.quickReplies)
+            return said + "\n" + String(repeating: " ", count: who.count + 2) + (colour ? "\u{1B}[36m\(items)\u{1B}[0m" : items)
         case .agent, .customer:
             return "\(m.senderName ?? m.from.rawValue): \(m.text)"
         }

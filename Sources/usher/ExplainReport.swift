@@ -112,7 +112,7 @@ struct ExplainReport {
 
     static func describe(_ e: Effect) -> String {
         switch e {
-        case let .reply(t, r): "reply    \"\(t)\"  (\(r))"
+        case let .reply(t, r, q): "reply    \"\(t)\"  (\(r))" + (q.isEmpty ? "" : "\n           buttons  " + QuickReply.line(q))
         case let .system(t, r): "system   \"\(t)\"  (\(r))"
         case let .handoff(reason, q, p, _): "handoff  reason \(reason), queue \(q), priority \(p.rawValue)"
         case let .notify(t, q, _, _): "notify   \(q): \"\(t)\""

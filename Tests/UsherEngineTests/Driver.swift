@@ -47,7 +47,7 @@ extension Decision {
     var summary: [String] {
         effects.compactMap {
             switch $0 {
-            case let .reply(t, _): "reply: \(t)"
+            case let .reply(t, _, _): "reply: \(t)"
             case let .system(t, _): "system: \(t)"
             case let .handoff(r, _, _, _): "handoff: \(r)"
             default: nil

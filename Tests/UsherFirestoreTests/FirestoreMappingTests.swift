@@ -2,7 +2,9 @@ import Foundation
 import Testing
 import UsherDiagnostics
 import UsherRuntime
+import UsherEngine
 import UsherStore
+import UsherStoreTestKit
 import UsherTestSupport
 @testable import UsherFirestore
 
@@ -68,5 +70,26 @@ struct FirestoreMappingTests {
         let room = try await rest.batchGet([rest.name("rooms/room-7")])[0]
         #expect(room?.fields == ["agentAssigned": .bool(true)], "only the mapped field is written: \(String(describing: room?.fields))")
         try await store.close()
+    }
+
+    /// A reply's quick replies are a field of its document — `quickReplies` unless the mapping
+    /// renames it, none when the mapping leaves it out — and read back with it.
+    @Test func quickRepliesAreAFieldOfTheReplyRenamedOrLeftOut() async throws {
+        let offered = [QuickReply(title: "Track my order"), QuickReply(title: "Returns", url: "https://shop.example/returns")]
+        for (mapping, field) in [(nil, "quickReplies"), ("buttons", "buttons"), ("null", nil)] as [(String?, String?)] {
+            let layout = try #require(mapping.map {
+                FirestoreLayout.parse(path: "q.yaml", text: "firestore: 1\nmessages:\n  fields: {quick_replies: \($0)}\n").0
+            } ?? .seed)
+            let store = try await openStore(layout: layout)
+            let m = try await store.append(NewMessage(conversationID: "c", from: .customer, senderID: "u-1", text: "help"))
+            #expect(try await store.commit(ConformanceSuite.sampleCommit(m, after: nil, reply: "hi", quickReplies: offered)) == .committed)
+            let docs = try await store.rest.runQuery(FirestoreQuery(parent: "conversations/c", collection: "messages"))
+            let reply = try #require(docs.first { $0.fields["content"]?.string == "hi" })
+            let written: FirestoreValue = .array([.map(["title": .string("Track my order")]),
+                                                  .map(["title": .string("Returns"), "url": .string("https://shop.example/returns")])])
+            #expect(reply.fields.filter { $0.value == written }.map(\.key) == (field.map { [$0] } ?? []), "\(reply.fields)")
+            #expect(try await store.transcript(conversation: "c").map(\.quickReplies) == [[], field == nil ? [] : offered])
+            try await store.close()
+        }
     }
 }

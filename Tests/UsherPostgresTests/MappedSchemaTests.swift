@@ -94,6 +94,33 @@ struct MappedSchemaTests {
         try await store.close()
     }
 
+    /// A column the mapping names for quick replies gets each reply's as JSON — NULL for a
+    /// message without any, `[]` where the column takes no NULL — and the transcript reads them
+    /// back; one that cannot hold JSON is refused at its line.
+    @Test func quickRepliesGoWhereTheMappingSays() async throws {
+        for (ddl, none) in [("buttons jsonb", "NULL"), ("buttons text NOT NULL", "[]")] {
+            let (url, sql) = try await Self.database(Self.typedDDL + "ALTER TABLE posts ADD COLUMN \(ddl);")
+            let mapping = try Self.mapping(Self.typedMapping.replacingOccurrences(of: "created_at: posted_at}", with: "created_at: posted_at, quick_replies: buttons}"))
+            let store = try await PostgresStore(url: url, mapping: mapping)
+            _ = try sql("""
+                INSERT INTO tickets (subject) VALUES ('refund');
+                INSERT INTO posts (ticket_id, author, body, posted_at, buttons) VALUES (1, 'customer', 'help', now(), \(none == "NULL" ? "NULL" : "'[]'"));
+                """)
+            let m = try #require(try await store.pending(bot: Self.bot.id, after: 0, limit: 10).first)
+            let offered = [QuickReply(title: "Track my order"), QuickReply(title: "Returns", url: "https://shop.example/returns")]
+            #expect(try await store.commit(ConformanceSuite.sampleCommit(m, after: nil, reply: "hi", handoff: true, quickReplies: offered)) == .committed)
+            #expect(try await store.transcript(conversation: "1").map(\.quickReplies) == [[], offered, []], "\(ddl)")
+            #expect(try sql("SELECT coalesce(buttons::text, 'NULL') FROM posts WHERE body = 'Connecting you to an agent.'") == none, "\(ddl)")
+            try await store.close()
+        }
+        let (url, _) = try await Self.database(Self.typedDDL + "ALTER TABLE posts ADD COLUMN buttons integer;")
+        let mapping = try Self.mapping(Self.typedMapping.replacingOccurrences(of: "created_at: posted_at}", with: "created_at: posted_at, quick_replies: buttons}"))
+        let problems = try await Self.problems(url, mapping)
+        #expect(problems == [
+            "app.yaml:8:147: error: [wrong-column-type] column 'buttons' of 'posts' is integer; Usher keeps a reply's quick replies as a JSON array there: map a json, jsonb or text column",
+        ])
+    }
+
     /// Types that cannot hold what Usher keeps there, and values their columns cannot hold or
     /// give back otherwise, are refused when the store opens — every one, at its line.
     @Test func wrongTypesAndValuesAreRefusedAtStart() async throws {

@@ -492,9 +492,10 @@ struct PostgresStoreTests {
         try await store.close()
     }
 
-    /// A database of the previous schema (3: before the workers said where they stand) is
-    /// migrated when a store opens it, and the words then go in.
-    @Test func aSchemaThreeDatabaseMigratesToFive() async throws {
+    /// A database of an earlier schema (3: before the workers said where they stand, the
+    /// inbound index and the quick replies) is migrated when a store opens it, and the words
+    /// then go in.
+    @Test func aSchemaThreeDatabaseMigratesToSix() async throws {
         let url = try await TestDB.server.createDatabase()
         let first = try await PostgresStore(url: url)
         try await first.close()
@@ -502,10 +503,12 @@ struct PostgresStoreTests {
         try db.script("""
             ALTER TABLE usher.workers DROP COLUMN share_count, DROP COLUMN share_index, DROP COLUMN safe;
             DROP INDEX messages_inbound;
+            ALTER TABLE messages DROP COLUMN quick_replies;
             DELETE FROM usher.schema_version WHERE version >= 4
             """)
         let store = try await PostgresStore(url: url)
-        #expect(try db.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 5)
+        #expect(try db.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 6)
+        #expect(try db.execute("SELECT count(*) FROM pg_attribute WHERE attrelid = 'messages'::regclass AND attname = 'quick_replies'").int(0, 0) == 1)
         #expect(try db.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_inbound'").int(0, 0) == 1)
         let group = Share.group(of: Self.bot.id)
         _ = try await store.members(group: group, worker: "w1", until: Date().addingTimeInterval(60))
@@ -903,7 +906,7 @@ struct PostgresStoreTests {
             #expect(e.diagnostics.map(\.headline) == [
                 "helpdesk.yaml:6:14: error: [missing-column] table 'conversations' has no column 'chanel'; did you mean 'channel'?",
                 "helpdesk.yaml:13:14: error: [missing-column] table 'messages' has no column 'body'; it has: content, "
-                    + "conversation_id, created_at, id, idempotency_key, kind, rule_id, sender_id, sender_name, sender_type, seq",
+                    + "conversation_id, created_at, id, idempotency_key, kind, quick_replies, rule_id, sender_id, sender_name, sender_type, seq",
                 "helpdesk.yaml:10:10: error: [seq-not-integer] column 'id' of 'messages' is text; "
                     + "Usher keeps the order it reads new messages in there: map an integer column (an identity or bigserial column)",
             ])
@@ -1068,12 +1071,26 @@ struct PostgresStoreTests {
         let m = try await customer(backendStore, "p", "hello")
         try await backendStore.close()
         #expect(try await reply(store, m, "hi") == .committed)
-        #expect(try backend.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 5)
+        #expect(try backend.execute("SELECT max(version) FROM usher.schema_version").int(0, 0) == 6)
         #expect(try backend.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_inbound'").int(0, 0) == 0)
+        // Nor add the quick replies' column: its replies are written without them until the
+        // owner adds it (docs/store-postgres.md), and the next start writes them.
+        let quick = "SELECT count(*) FROM pg_attribute WHERE attrelid = 'messages'::regclass AND attname = 'quick_replies'"
+        #expect(try backend.execute(quick).int(0, 0) == 0)
         // The owner builds it as the docs say, without holding up inserts.
         try backend.script(PGSchema.inboundIndex(.native, concurrently: true))
         #expect(try backend.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_inbound'").int(0, 0) == 1)
         try await store.close()
+        // The owner adds the quick replies' column as the docs say; the worker's next start writes them.
+        try backend.script("ALTER TABLE messages ADD COLUMN quick_replies jsonb")
+        let owner = try await PostgresStore(url: url)
+        let m2 = try await customer(owner, "q", "help")
+        try await owner.close()
+        let restarted = try await PostgresStore(url: asWorker)
+        let offered = [QuickReply(title: "Track my order"), QuickReply(title: "Returns", url: "https://shop.example/returns")]
+        #expect(try await restarted.commit(ConformanceSuite.sampleCommit(m2, after: nil, reply: "hi", quickReplies: offered)) == .committed)
+        #expect(try await restarted.transcript(conversation: "q").map(\.quickReplies) == [[], offered])
+        try await restarted.close()
         // `usher send` and `usher chat` as the worker's role, with the two grants the docs add
         // for them: a new conversation, then a message that names its channel and locale.
         try backend.script("GRANT INSERT, UPDATE (channel, locale) ON conversations TO usher_worker")

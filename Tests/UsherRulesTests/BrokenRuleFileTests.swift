@@ -354,7 +354,7 @@ let brokenCases: [BrokenCase] = [
         #"b/rules.yaml:6:30: error: [unknown-key] unknown key 'team' in 'handoff'; expected one of: reason, queue, priority, message"#,
         #"b/rules.yaml:7:17: error: [missing-key] 'notify' needs 'text'; add a line like 'text: "VIP customer waiting"'"#,
         #"b/rules.yaml:7:18: error: [unknown-key] unknown key 'txt' in 'notify'; did you mean 'text'?"#,
-        #"b/rules.yaml:8:16: error: [missing-key] this reply needs 'sequence'; add a line like 'sequence: ["first", "second"]'"#,
+        #"b/rules.yaml:8:16: error: [missing-key] this reply needs 'text' or 'sequence'; add a line like 'text: "…"'"#,
         #"b/rules.yaml:8:17: error: [unknown-key] unknown key 'sequense' in 'reply'; did you mean 'sequence'?"#,
     ]),
     BrokenCase(name: "rule option inside when", rules: #"""

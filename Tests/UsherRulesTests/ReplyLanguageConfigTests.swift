@@ -14,7 +14,7 @@ import UsherRules
             then:
               - reply: {en: "Hi", es: ["Hola", "Buenas"]}
         """, bot: Self.bot)
-        guard case let .reply(.languages(replies))? = rs.rules.first?.actions.first else {
+        guard case let .reply(reply)? = rs.rules.first?.actions.first, case let .languages(replies) = reply.form else {
             Issue.record("not a reply per language")
             return
         }
@@ -51,7 +51,7 @@ import UsherRules
             then:
               - reply: {sequense: ["a"]}
         """, [
-            #"b/rules.yaml:5:16: error: [missing-key] this reply needs 'sequence'; add a line like 'sequence: ["first", "second"]'"#,
+            #"b/rules.yaml:5:16: error: [missing-key] this reply needs 'text' or 'sequence'; add a line like 'text: "…"'"#,
             "b/rules.yaml:5:17: error: [unknown-key] unknown key 'sequense' in 'reply'; did you mean 'sequence'?",
         ]),
         ("""

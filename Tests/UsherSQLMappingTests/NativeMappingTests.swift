@@ -15,7 +15,7 @@ struct NativeMappingTests {
         #expect(n.messages == SQLMapping.Messages(
             table: "messages", seq: "seq", id: "id", conversationID: "conversation_id", kind: "kind",
             senderType: "sender_type", senderID: "sender_id", senderName: "sender_name", content: "content",
-            createdAt: "created_at", ruleID: "rule_id", idempotencyKey: "idempotency_key",
+            createdAt: "created_at", ruleID: "rule_id", idempotencyKey: "idempotency_key", quickReplies: "quick_replies",
             senderValues: .init(customer: ["customer"], agent: ["agent"], bot: "bot", system: "system"),
             kindValues: .init(message: "message", close: "close"), time: .timestamptz))
         #expect(n.usherSchema == "usher")
@@ -27,12 +27,12 @@ struct NativeMappingTests {
 
     @Test func listsEveryColumn() {
         let columns = SQLMapping.native.mappedColumns
-        #expect(columns.count == 22)
+        #expect(columns.count == 23)
         #expect(columns.first == .init(keyPath: "conversations.columns.id", table: "conversations", column: "id"))
-        #expect(columns.last == .init(keyPath: "messages.columns.idempotency_key", table: "messages", column: "idempotency_key"))
+        #expect(columns.last == .init(keyPath: "messages.columns.quick_replies", table: "messages", column: "quick_replies"))
         #expect(columns.filter { $0.table == "messages" }.map(\.column) == [
             "seq", "id", "conversation_id", "kind", "sender_type", "sender_id", "sender_name", "content",
-            "created_at", "rule_id", "idempotency_key",
+            "created_at", "rule_id", "idempotency_key", "quick_replies",
         ])
     }
 
@@ -55,7 +55,7 @@ struct NativeMappingTests {
           table: messages
           columns: {seq: seq, id: id, conversation_id: conversation_id, kind: kind, sender_type: sender_type,
                     sender_id: sender_id, sender_name: sender_name, content: content, created_at: created_at,
-                    rule_id: rule_id, idempotency_key: idempotency_key}
+                    rule_id: rule_id, idempotency_key: idempotency_key, quick_replies: quick_replies}
 
         """
         let (m, d) = SQLMapping.parse(path: "native.yaml", text: text)

@@ -155,6 +155,42 @@ struct MigrationTests {
         #expect(try await store.cursor(bot: "b") == 5, "just below n1, the oldest message not done")
     }
 
+    /// A file of schema version 2 opens at version 3: its replies read with no quick replies, and
+    /// a reply committed after the migration keeps its own.
+    @Test func version2GainsQuickRepliesKeepingTheReplies() async throws {
+        let dir = TempDir()
+        let path = dir.path()
+        do {
+            let db = try SQLiteConnection(path: path)
+            defer { db.close() }
+            #expect(try Migrator.migrate(db, now: Date(), migrations: Array(SQLiteSchema.migrations.prefix(2))) == [1, 2])
+            try db.execute("""
+                INSERT INTO conversations (id, created_at, updated_at) VALUES ('c', 10, 10);
+                INSERT INTO messages (id, conversation_id, sender_type, content, created_at) VALUES ('m1', 'c', 'customer', 'one', 10);
+                INSERT INTO messages (id, conversation_id, sender_type, sender_id, content, created_at, rule_id, idempotency_key)
+                VALUES ('b:m1:0', 'c', 'bot', 'bot:b', 'reply one', 11, 'r', 'b:m1:0');
+                """)
+        }
+        let store = try await SQLiteStore(path: path)
+        defer { Task { try? await store.close() } }
+        #expect(store.statistics.migrationsApplied == [3])
+        let m2 = try await store.append(Fixture.customer("d", "two"))
+        let offered = [QuickReply(title: "Track my order"), QuickReply(title: "Returns", url: "https://shop.example/returns")]
+        var state = ConversationState(conversationID: "d")
+        state.version = 1
+        let decision = Decision(outcome: .fired(["r"]), effects: [.reply(text: "reply two", rule: "r", quickReplies: offered)],
+                                state: state, ruleSetVersion: "v1")
+        let bot = BotIdentity(id: "b", name: "Bot", senderID: "bot:b")
+        #expect(try await store.commit(Commit(bot: bot, inbound: m2, expectedVersion: 0, decision: decision, at: m2.at)) == .committed)
+        let old = try await store.transcript(conversation: "c")
+        #expect(old.map(\.text) == ["one", "reply one"] && old.allSatisfy(\.quickReplies.isEmpty))
+        let t = try await store.transcript(conversation: "d")
+        #expect(t.map(\.text) == ["two", "reply two"])
+        #expect(t.map(\.quickReplies) == [[], offered])
+        let stored = try await store.perform { db in try db.text("SELECT quick_replies FROM messages WHERE id = 'b:\(m2.id):0'") }
+        #expect(stored == #"[{"title":"Track my order"},{"title":"Returns","url":"https://shop.example/returns"}]"#)
+    }
+
     /// A message's idempotency key is its id: unique because the id is, without an index of its own.
     @Test func anIdempotencyKeyIsTheMessageID() async throws {
         let dir = TempDir()

@@ -188,6 +188,25 @@ struct StdioStoreTests {
         #expect(later.lines.isEmpty)
     }
 
+    @Test func aReplyLineCarriesItsQuickReplies() async throws {
+        let dir = TempDir()
+        let out = MemorySink()
+        let store = try await StdioStore(path: dir.path("state.db"), output: out)
+        let m = try await store.append(NewMessage(id: "m-1", conversationID: "c", from: .customer, text: "hi",
+                                                  at: Date(timeIntervalSince1970: 1_764_410_400)))
+        let offered = [QuickReply(title: "Track my order"), QuickReply(title: "Returns", url: "https://shop.example/returns?a=1&b=%2F")]
+        let commit = ConformanceSuite.sampleCommit(m, after: nil, reply: "Anything else?", handoff: true, bot: MiniWorker.bot,
+                                                   quickReplies: offered)
+        #expect(try await store.commit(commit) == .committed)
+        try await store.close()
+        let replies = out.lines.filter { $0.hasPrefix(#"{"type":"reply""#) }
+        #expect(replies == [
+            #"{"type":"reply","key":"support:m-1:0","conversation":"c","id":"support:m-1:0","at":"2025-11-29T10:00:00.000Z","from":"bot","sender_id":"bot:support","sender_name":"Support","rule":"r","text":"Anything else?","quick_replies":[{"title":"Track my order"},{"title":"Returns","url":"https://shop.example/returns?a=1&b=%2F"}]}"#,
+        ])
+        let notice = try #require(out.lines.first { $0.hasPrefix(#"{"type":"system""#) })
+        #expect(!notice.contains("quick_replies"), "a line without quick replies leaves the key out")
+    }
+
     @Test func aFailingOutputKeepsTheActionsForTheNextFlush() async throws {
         final class Broken: LineSink {
             func write(_ lines: [String]) throws { throw CocoaError(.fileWriteNoPermission) }

@@ -97,4 +97,35 @@ struct ChatProcessTests {
         #expect(chat.text.contains("(handed off by the loop guard: 3 replies within 1h: the conversation waits for an agent; see `usher inbox`)"))
         #expect(chat.quit() == 0)
     }
+
+    /// A reply's buttons and links are shown under its text; a button's text typed back is
+    /// the customer's next message.
+    @Test func showsQuickRepliesUnderTheReply() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("usher-chat-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bot = dir.appendingPathComponent("bot")
+        try FileManager.default.createDirectory(at: bot, withIntermediateDirectories: true)
+        try Data("bot: shop\nname: Shop\nrules: [rules.yaml]\n".utf8).write(to: bot.appendingPathComponent("bot.yaml"))
+        try Data("""
+        version: 1
+        rules:
+          - id: help
+            when: {keywords: [help]}
+            then:
+              - reply:
+                  text: "What can I do for you?"
+                  quick_replies: [Track my order, {title: Returns, url: "https://shop.example/returns"}]
+          - id: track
+            when: {keywords: [track my order]}
+            then: [reply: "Your order is on its way."]
+
+        """.utf8).write(to: bot.appendingPathComponent("rules.yaml"))
+        let chat = try ChatProcess([bot.path, "--store", "sqlite:" + dir.appendingPathComponent("usher.db").path, "--conversation", "c-1"])
+        try await chat.type("help", prompts: 2)
+        #expect(chat.text.contains("Shop: What can I do for you?  [help]\n      [Track my order] [Returns → https://shop.example/returns]\n"),
+                "\(chat.text)")
+        try await chat.type("Track my order", prompts: 3)
+        #expect(chat.text.contains("Shop: Your order is on its way.  [track]\n"))
+        #expect(chat.quit() == 0)
+    }
 }

@@ -25,15 +25,7 @@ import UsherTranscripts
     """
 
     func render(_ make: (ReportOutput) throws -> any ReplayReportWriter) throws -> String {
-        let dir = try replayScratch()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = try replayWrite(Array(Self.transcript.utf8), "t.jsonl", in: dir)
-        let runner = ReplayRunner(bot: try replayBot(Self.files), botPath: "l", transcripts: ["t.jsonl"])
-        let out = ReportOutput()
-        var writer = try make(out)
-        _ = try runner.run([path], into: &writer)
-        out.flush()
-        return out.text
+        try replayReport(Self.files, botPath: "l", transcript: Self.transcript, make)
     }
 
     @Test func textSaysWhichLanguage() throws {

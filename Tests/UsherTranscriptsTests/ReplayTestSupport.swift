@@ -147,3 +147,18 @@ enum GzipFixture {
 
 /// The repository, for the transcripts checked in under bots/.
 let replayRepoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The report `make` writes of a replay of `transcript` (JSON lines) through the bot of
+/// `files` (its folder `botPath`).
+func replayReport(_ files: [String: String], botPath: String, transcript: String,
+                  _ make: (ReportOutput) throws -> any ReplayReportWriter) throws -> String {
+    let dir = try replayScratch()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let path = try replayWrite(Array(transcript.utf8), "t.jsonl", in: dir)
+    let runner = ReplayRunner(bot: try replayBot(files), botPath: botPath, transcripts: ["t.jsonl"])
+    let out = ReportOutput()
+    var writer = try make(out)
+    _ = try runner.run([path], into: &writer)
+    out.flush()
+    return out.text
+}

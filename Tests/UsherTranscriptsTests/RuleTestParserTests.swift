@@ -174,8 +174,19 @@ let brokenTestFiles: [BrokenTestFile] = [
             expect: {rules: opening, replies: "Hi there!", handof: true}
     """, expected: [
         "t/tests/x.yaml:5:18: error: [unknown-key] unknown key 'rules' in 'expect'; did you mean 'rule'?",
-        "t/tests/x.yaml:5:34: error: [unknown-key] unknown key 'replies' in 'expect'; the keys of 'expect' are: rule, reply, system, handoff, tags, notify, metadata",
+        "t/tests/x.yaml:5:34: error: [unknown-key] unknown key 'replies' in 'expect'; the keys of 'expect' are: rule, reply, quick_replies, system, handoff, tags, notify, metadata",
         "t/tests/x.yaml:5:56: error: [unknown-key] unknown key 'handof' in 'expect'; did you mean 'handoff'?",
+    ]),
+
+    BrokenTestFile(label: "quick replies without a title, or with a key they do not have", yaml: """
+    tests:
+      - name: t
+        conversation:
+          - customer: a
+            expect: {quick_replies: [{url: "https://shop.example"}, {title: A, link: x}]}
+    """, expected: [
+        #"t/tests/x.yaml:5:34: error: [missing-key] a quick reply needs 'title'; write {title: Returns, url: "https://…"}"#,
+        "t/tests/x.yaml:5:76: error: [unknown-key] unknown key 'link' in a quick reply; the keys of a quick reply are: title, url",
     ]),
 
     BrokenTestFile(label: "handoffs, tags and metadata the bot never produces", yaml: """

@@ -122,6 +122,51 @@ struct RuleTestRunnerTests {
         ])
     }
 
+    @Test func quickRepliesAreCheckedLikeReplies() throws {
+        let loaded = RuleSetLoader.loadBot(botPath: "q/bot.yaml", files: [
+            "q/bot.yaml": "bot: q\nrules: [rules.yaml]\n",
+            "q/rules.yaml": """
+            version: 1
+            rules:
+              - id: order
+                when: {regex: '(?<order>\\b\\d{3}\\b)'}
+                then:
+                  - reply:
+                      text: "Order {{order}}."
+                      quick_replies: [Talk to a human, {title: Track it, url: "https://shop.example/track/{{order}}"}]
+              - id: plain
+                then: [reply: "Hello"]
+            """,
+        ])
+        let bot = try #require(loaded.ruleSet, "\(loaded.diagnostics.map(\.headline))")
+        let suite = try #require(loadRuleTests("""
+        tests:
+          - name: right
+            conversation:
+              - customer: order 123
+                expect: {quick_replies: [Talk to a human, {title: Track it, url: "https://shop.example/track/123"}]}
+              - customer: order 456
+                expect: {quick_replies: {title: "/^Track/", url: "/456$/"}}
+              - customer: hi
+                expect: {quick_replies: []}
+          - name: wrong
+            conversation:
+              - customer: order 123
+                expect: {quick_replies: [Talk to a human]}
+              - customer: order 456
+                expect: {quick_replies: {title: Track it, url: "https://shop.example/track/123"}}
+              - customer: hi
+                expect: {quick_replies: Talk to a human}
+        """, bot: bot).suite)
+        let results = RuleTestRunner.run(suite, ruleSet: bot)
+        #expect(results.map(\.passed) == [true, false])
+        #expect(failureLines(results) == [
+            #"12:9 quick_replies: expected exactly ["Talk to a human"], got [Talk to a human] [Track it → https://shop.example/track/123]"#,
+            #"14:9 quick_replies: expected "Track it" → "https://shop.example/track/123", got [Talk to a human] [Track it → https://shop.example/track/456]"#,
+            #"16:9 quick_replies: expected "Talk to a human", got no quick replies"#,
+        ])
+    }
+
     @Test func silenceIsDescribed() throws {
         let results = try runRuleTests("""
         tests:

@@ -62,6 +62,19 @@ struct MessagesAPITests {
         #expect(invalid?.message == "the body is not valid UTF-8")
     }
 
+    /// A reply's buttons and links are in the body POSTed for it, as the stdio line has them.
+    @Test func aReplyCallCarriesItsQuickReplies() throws {
+        let reply = StoreAction.message(StoredMessage(
+            seq: 3, id: "s:m1:0", conversationID: "c1", from: .bot, senderID: "bot:s", text: "Anything else?",
+            at: Date(timeIntervalSince1970: 0), ruleID: "help",
+            quickReplies: [QuickReply(title: "Track my order"), QuickReply(title: "Returns", url: "https://shop.example/returns")]))
+        let call = try #require(api.calls(for: [reply]).first)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(call.body.utf8)) as? [String: Any])
+        let items = try #require(body["quick_replies"] as? [[String: String]])
+        #expect(items == [["title": "Track my order"], ["title": "Returns", "url": "https://shop.example/returns"]])
+        #expect(body["text"] as? String == "Anything else?" && call.key == "s:m1:0")
+    }
+
     /// A chunk as the store hands it (replies and notices, then handoffs, then notifications)
     /// goes out as committed: each inbound message's actions together.
     @Test func actionsGoOutInCommitOrder() {

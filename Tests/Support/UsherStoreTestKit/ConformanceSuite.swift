@@ -35,7 +35,8 @@ public enum StoreCapability: String, Sendable, CaseIterable {
 /// One check of the conformance kit (DESIGN.md §7), and the capability it needs.
 public enum ConformanceCheck: String, Sendable, CaseIterable, CustomStringConvertible {
     case ordering, equalTimestamps, redelivery, duplicateCommit, batchAfterDuplicate, compareAndSet,
-         perConversationOrder, racingCommits, crashBetweenSteps, position, closeEvents, agentOvertakes, replies
+         perConversationOrder, racingCommits, crashBetweenSteps, position, closeEvents, agentOvertakes, replies,
+         quickReplies
     case sequenceNumbers, cursor
     case leases, claimPending, shares
     case notifications
@@ -44,7 +45,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable, CustomStringConver
     public var capability: StoreCapability {
         switch self {
         case .ordering, .equalTimestamps, .redelivery, .duplicateCommit, .batchAfterDuplicate, .compareAndSet,
-             .perConversationOrder, .racingCommits, .crashBetweenSteps, .position, .closeEvents, .agentOvertakes, .replies:
+             .perConversationOrder, .racingCommits, .crashBetweenSteps, .position, .closeEvents, .agentOvertakes, .replies,
+             .quickReplies:
             .core
         case .sequenceNumbers, .cursor: .sequenced
         case .leases, .claimPending, .shares: .shared
@@ -132,6 +134,7 @@ public struct ConformanceSuite: Sendable {
             case .closeEvents: try await closeEvents(s, expect)
             case .agentOvertakes: try await agentOvertakes(s, expect)
             case .replies: try await replies(s, expect)
+            case .quickReplies: try await quickReplies(s, expect)
             case .sequenceNumbers: try await sequenceNumbers(s, store as! any SequencedStore, expect)
             case .cursor: try await cursor(s, store as! any SequencedStore, expect)
             case .leases: try await leases(store as! any SharedStore, expect)
@@ -177,12 +180,13 @@ public struct ConformanceSuite: Sendable {
     /// notice and notification when asked), the owner after an agent's message, version + 1.
     /// Shared with the adapters' own tests.
     public static func sampleCommit(_ m: StoredMessage, after old: ConversationState?, reply: String?,
-                                    handoff: Bool = false, expected: Int? = nil, bot: BotIdentity = bot) -> Commit {
+                                    handoff: Bool = false, expected: Int? = nil, bot: BotIdentity = bot,
+                                    quickReplies: [QuickReply] = []) -> Commit {
         var state = old ?? ConversationState(conversationID: m.conversationID)
         state.customerMessages += m.from == .customer ? 1 : 0
         state.version += 1
         var effects: [Effect] = []
-        if let reply { effects.append(.reply(text: reply, rule: "r")) }
+        if let reply { effects.append(.reply(text: reply, rule: "r", quickReplies: quickReplies)) }
         if handoff {
             state.owner = .waiting
             effects += [.system(text: "Connecting you to an agent.", rule: "h"),
@@ -500,6 +504,22 @@ public struct ConformanceSuite: Sendable {
         expect(t.dropFirst().allSatisfy { $0.senderID == "bot:conf" }, "bot messages carry the bot's sender id")
         expect(t[1].ruleID == "r", "the reply names its rule")
         expect(try await s.pending().isEmpty, "the bot's own messages are never inbound")
+    }
+
+    /// A reply's buttons and links come back with it from the transcript, in order, text as
+    /// written (quotes, non-ASCII, a URL's query); a notice has none.
+    private func quickReplies(_ s: Subject, _ expect: Expect) async throws {
+        let m = try await customer(s, "c", "hello")
+        let offered = [QuickReply(title: "Track my order"), QuickReply(title: "Devoluciones \"ya\" ✓"),
+                       QuickReply(title: "Returns", url: "https://shop.example/returns?from=chat&order=A%2F1#top")]
+        let old = try await s.store.state(bot: Self.bot.id, conversation: "c")
+        let result = try await s.store.commit(Self.sampleCommit(m, after: old, reply: "hi", handoff: true, quickReplies: offered))
+        expect(result == .committed, "committed (got \(result))")
+        let t = try await s.transcript("c")
+        expect(t.map(\.from) == [.customer, .bot, .system], "customer, reply, system notice: \(t.map(\.from))")
+        guard t.count == 3 else { return }
+        expect(t[1].quickReplies == offered, "the reply's quick replies as committed: \(t[1].quickReplies)")
+        expect(t[0].quickReplies.isEmpty && t[2].quickReplies.isEmpty, "only the reply has quick replies")
     }
 
     private func agentOvertakes(_ s: Subject, _ expect: Expect) async throws {

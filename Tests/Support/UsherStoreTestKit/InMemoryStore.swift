@@ -122,7 +122,7 @@ public final class InMemoryStore: ChatStore {
                 d.keys.insert(o.idempotencyKey)
                 d.messages.append(StoredMessage(seq: seq, id: o.idempotencyKey, conversationID: o.conversationID,
                                                 from: o.from, senderID: o.senderID, senderName: o.senderName,
-                                                text: o.text, at: o.at, ruleID: o.ruleID))
+                                                text: o.text, at: o.at, ruleID: o.ruleID, quickReplies: o.quickReplies))
             }
             var nseq = d.notifications.last?.seq ?? 0
             for n in c.notifications where !d.notificationKeys.contains(n.idempotencyKey) {
