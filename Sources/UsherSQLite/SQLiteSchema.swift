@@ -6,6 +6,7 @@ package enum SQLiteSchema {
         ("native schema: conversations, messages, bot state, done marks, cursors, leases, notifications, handoffs", v1),
         ("lean commit: done marks folded into the per-conversation watermark, one unique index for message ids, "
          + "no AUTOINCREMENT, CHECK constraints without IN lists", v2),
+        ("tag changes: what each decision's tag and untag actions changed, for channels that mirror tags elsewhere", v3),
     ]
 
     /// The schema version this build writes.
@@ -198,5 +199,22 @@ package enum SQLiteSchema {
     ALTER TABLE bot_state_v2 RENAME TO bot_state;
     CREATE INDEX messages_conversation ON messages (conversation_id, seq);
     CREATE INDEX messages_agent ON messages (conversation_id, seq) WHERE sender_type = 'agent';
+    """
+
+    /// What each commit's `tag` and `untag` actions changed (`Commit.tagsAdded`, `tagsRemoved`),
+    /// one row per commit that changed any, in commit order (`seq`): a delivery channel whose
+    /// backend keeps tags of its own (Chatwoot's labels) reads them as a stream, as it reads
+    /// replies and handoffs (`deliveries`). Written only for commits with tag actions.
+    static let v3 = """
+    CREATE TABLE tag_changes (
+        seq             INTEGER PRIMARY KEY,
+        bot             TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        idempotency_key TEXT NOT NULL UNIQUE,
+        message_id      TEXT NOT NULL,
+        added           TEXT NOT NULL,
+        removed         TEXT NOT NULL,
+        created_at      REAL NOT NULL
+    );
     """
 }
