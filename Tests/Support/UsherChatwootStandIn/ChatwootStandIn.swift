@@ -220,6 +220,11 @@ public final class ChatwootStandIn: @unchecked Sendable {
         for p in payloads { try await deliver(p) }
     }
 
+    /// An agent labels the conversation (labels are kept in lower case).
+    public func setLabels(_ display: Int, _ labels: [String]) {
+        lock.withLock { state.conversations[display]?.labels = labels.map { $0.lowercased() } }
+    }
+
     // MARK: - Webhooks
 
     /// Delivers `payload` until the bot takes it (2xx); waits while the stand-in is down.
