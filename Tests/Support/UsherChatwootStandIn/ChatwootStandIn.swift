@@ -97,6 +97,7 @@ public final class ChatwootStandIn: @unchecked Sendable {
         var down = false
         var webhooks = 0
         var echoes: [Task<Void, Never>] = []
+        var webhookURL = ""
     }
 
     private let lock = NSLock()
@@ -106,16 +107,19 @@ public final class ChatwootStandIn: @unchecked Sendable {
     /// The agent bot's access token and secret.
     public let token: String
     public let secret: String
-    /// The bot's outgoing URL.
-    public let webhookURL: String
+    /// The bot's outgoing URL, where webhooks go.
+    public var webhookURL: String {
+        get { lock.withLock { state.webhookURL } }
+        set { lock.withLock { state.webhookURL = newValue } }
+    }
     /// The account's teams, by id.
     public let teams: [Int: String]
     /// `http://127.0.0.1:PORT`: Chatwoot's base URL.
     public var baseURL: String { "http://\(server.address)" }
 
-    /// Starts serving on a free loopback port; webhooks go to `webhookURL`.
-    public init(webhookURL: String, token: String = "bot-token", secret: String = "bot-secret", teams: [Int: String] = [5: "Support"]) throws {
-        self.webhookURL = webhookURL
+    /// Starts serving on a free loopback port; webhooks go to `webhookURL` (which may be set later).
+    public init(webhookURL: String = "", token: String = "bot-token", secret: String = "bot-secret", teams: [Int: String] = [5: "Support"]) throws {
+        state.webhookURL = webhookURL
         self.token = token
         self.secret = secret
         self.teams = teams
