@@ -19,7 +19,8 @@ import UsherWebhook
 /// and `conversation_resolved` on status changes.
 ///
 /// What it adds for tests: every API call recorded; faults on demand (`fail`, `stallCreating`,
-/// `setDown`); and webhooks of customers' and agents' messages delivered until the bot takes them
+/// `setDown`: the API down, webhooks still sent); and webhooks of customers' and agents' messages
+/// delivered until the bot takes them
 /// (Chatwoot tries an agent-bot webhook three times, on 429 and 500 only, then hands the
 /// conversation to its agents; the stand-in keeps trying, so that a test can count what the
 /// bot took).
@@ -95,6 +96,7 @@ public final class ChatwootStandIn: @unchecked Sendable {
         var stalls = 0
         var stall: Duration = .seconds(2)
         var down = false
+        var refused = 0
         var webhooks = 0
         var echoes: [Task<Void, Never>] = []
         var webhookURL = ""
@@ -156,9 +158,11 @@ public final class ChatwootStandIn: @unchecked Sendable {
             state.stall = duration
         }
     }
-    /// Down: API calls get 503 and do nothing; webhooks wait until it is up again.
+    /// Down: API calls get 503 and do nothing — Chatwoot's web server down, while its job
+    /// workers still send webhooks.
     public func setDown(_ down: Bool) { lock.withLock { state.down = down } }
-    public var isDown: Bool { lock.withLock { state.down } }
+    /// API calls answered 503 while down.
+    public var refusedWhileDown: Int { lock.withLock { state.refused } }
 
     // MARK: - What happens in Chatwoot
 
@@ -231,13 +235,13 @@ public final class ChatwootStandIn: @unchecked Sendable {
 
     // MARK: - Webhooks
 
-    /// Delivers `payload` until the bot takes it (2xx); waits while the stand-in is down.
+    /// Delivers `payload` until the bot takes it (2xx).
     func deliver(_ payload: [String: Any]) async throws {
         let body = try JSONSerialization.data(withJSONObject: payload)
         let delivery = UUID().uuidString.lowercased()
         while true {
             try Task.checkCancellation()
-            if !isDown, let status = try? await send(body, delivery: delivery), (200..<300).contains(status) { return }
+            if let status = try? await send(body, delivery: delivery), (200..<300).contains(status) { return }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -267,7 +271,7 @@ public final class ChatwootStandIn: @unchecked Sendable {
             for body in bodies {
                 for _ in 0..<3 {
                     guard let self, !Task.isCancelled else { return }
-                    if !self.isDown, let status = try? await self.send(body, delivery: UUID().uuidString), (200..<300).contains(status) { break }
+                    if let status = try? await self.send(body, delivery: UUID().uuidString), (200..<300).contains(status) { break }
                     try? await Task.sleep(for: .milliseconds(50))
                 }
             }
@@ -289,7 +293,10 @@ public final class ChatwootStandIn: @unchecked Sendable {
             answer = (401, ["error": "Invalid Access Token"])
         } else {
             answer = lock.withLock { () -> (Int, Any?) in
-                if state.down { return (503, ["error": "down"]) }
+                if state.down {
+                    state.refused += 1
+                    return (503, ["error": "down"])
+                }
                 if !state.failing.isEmpty { return (state.failing.removeFirst(), ["error": "failed on purpose"]) }
                 return route(request.method, request.path, body, stall: &after, echoes: &echoes)
             }
