@@ -100,6 +100,7 @@ struct ChatwootStoreTests {
             try await chatwoot.customerWrites(c, "are you there")
             try await eventually("settled") { try await settled(store) }
             #expect(written(chatwoot, c).map(\.text) == Array(Self.opening.prefix(2)))
+            #expect(chatwoot.calls.dropFirst(2).map { "\($0.method) \($0.status)" } == ["POST 500", "GET 200", "POST 200"])
         }
     }
 
