@@ -25,7 +25,7 @@ enum DeadlettersCommand: Command {
     sent again, it arrives after the calls that followed it.
 
     Options:
-      --store URL       the webhook or Chatwoot store (webhook:CALLBACK_URL, chatwoot+http://HOST:PORT)
+      --store URL       the store: webhook:CALLBACK_URL or chatwoot+http[s]://HOST[:PORT]
       --state FILE      its state file (default usher-state.db)
       --signatures off  webhook: send unsigned (when the receiver takes unsigned calls)
       --resend ID|all   send the dead letter ID (repeatable), or all of them, again
