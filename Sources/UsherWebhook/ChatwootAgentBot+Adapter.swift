@@ -18,7 +18,7 @@ extension ChatwootAgentBot {
         (CHATWOOT_API_TOKEN), state in --state FILE (docs/chatwoot.md)
         """,
         options: WebhookStore.listenerOptions + [
-            .init("--teams", "Q=ID,…", help: "chatwoot: the team a handoff to queue Q is assigned to (general=3; 1/general=3 in account 1)"),
+            .init("--teams", "Q=ID,…", help: "chatwoot: the team a handoff to queue Q is assigned to (general=3;\n1/general=3 for account 1 only)"),
         ]
     ) { request in try await open(request) }
 

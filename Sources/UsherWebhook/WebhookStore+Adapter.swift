@@ -23,7 +23,7 @@ extension WebhookStore {
     static let listenerOptions: [StoreAdapter.Option] = [
         .init("--listen", "ADDR", help: "webhook, chatwoot: where usher run takes messages in (127.0.0.1:8080)"),
         .init("--state", "FILE", help: "webhook, chatwoot: the state file (default usher-state.db)"),
-        .init("--signatures", "on|off", help: "webhook, chatwoot: off takes requests unsigned (webhook: sends too; trials only; logged)"),
+        .init("--signatures", "on|off", help: "webhook, chatwoot: off takes requests unsigned (and the webhook sends its\ncalls unsigned); for trials only, and logged"),
         .init("--attempts", "N", help: "webhook, chatwoot: attempts per call before it is a dead letter (default 12)"),
         .init("--max-backoff", "D", help: "webhook, chatwoot: the longest wait between attempts of a call (default 1m)"),
     ]
