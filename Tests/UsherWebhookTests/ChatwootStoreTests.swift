@@ -9,15 +9,17 @@ import UsherWebhook
 
 /// A Chatwoot store (the webhook store with Chatwoot's agent-bot protocol as its front door) on a
 /// fresh state file, listening on loopback, with the stand-in for Chatwoot wired to it both ways.
-func chatwootStore(teams: String = "general=5", attempts: Int = 12, callTimeout: Duration = .seconds(5))
+/// `chatwoot` and `path`: another process on the same stand-in and state file.
+func chatwootStore(teams: String = "general=5", attempts: Int = 12, callTimeout: Duration = .seconds(5),
+                   chatwoot given: ChatwootStandIn? = nil, path: String? = nil, listen: String = "127.0.0.1:0")
     async throws -> (WebhookStore, ChatwootStandIn) {
-    let chatwoot = try ChatwootStandIn()
-    var options = WebhookStore.Options(callbackURL: chatwoot.baseURL, listen: "127.0.0.1:0")
+    let chatwoot = try given ?? ChatwootStandIn()
+    var options = WebhookStore.Options(callbackURL: chatwoot.baseURL, listen: listen)
     options.deliveryAttempts = attempts
     options.firstBackoff = .milliseconds(20)
     options.longestBackoff = .milliseconds(200)
     options.callTimeout = callTimeout
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("usher-chatwoot-\(UUID().uuidString).db").path
+    let file = path ?? FileManager.default.temporaryDirectory.appendingPathComponent("usher-chatwoot-\(UUID().uuidString).db").path
     let door = ChatwootAgentBot(signer: .chatwoot(secret: Array(chatwoot.secret.utf8)), token: chatwoot.token,
                                 teams: try ChatwootAgentBot.Teams(parsing: teams))
     let store = try await WebhookStore(database: try await SQLiteStore(path: file), door: door, options: options)
@@ -102,6 +104,31 @@ struct ChatwootStoreTests {
             #expect(written(chatwoot, c).map(\.text) == Array(Self.opening.prefix(2)))
             #expect(chatwoot.calls.dropFirst(2).map { "\($0.method) \($0.status)" } == ["POST 500", "GET 200", "POST 200"])
         }
+    }
+
+    /// A call left in the outbox by a process that stopped may have been under way: the next
+    /// process checks before it makes it (here it was not made: then it is).
+    @Test func aCallLeftInTheOutboxIsCheckedByTheNextProcess() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("usher-chatwoot-\(UUID().uuidString).db").path
+        let (first, chatwoot) = try await chatwootStore(path: path)
+        defer { chatwoot.close() }
+        let address = try #require(first.listenAddress)
+        let c = chatwoot.startConversation(contact: "Pooja")
+        chatwoot.setDown(true)
+        try await withWebhookWorker(first, bot: supportBot) { _ in
+            try await chatwoot.customerWrites(c, "hello")
+            try await eventually("a call refused") { chatwoot.refusedWhileDown > 0 }
+        }
+        #expect(written(chatwoot, c).isEmpty)
+        chatwoot.setDown(false)
+        let before = chatwoot.calls.count
+        // On the same address: the delivery lease is this worker's again at once.
+        let (second, _) = try await chatwootStore(chatwoot: chatwoot, path: path, listen: address)
+        try await withWebhookWorker(second, bot: supportBot) { _ in
+            try await eventually("settled") { try await settled(second) }
+        }
+        #expect(chatwoot.calls.dropFirst(before).map { "\($0.method) \($0.status)" } == ["GET 200", "POST 200"])
+        #expect(written(chatwoot, c).map(\.text) == [Self.opening[0]])
     }
 
     @Test func theSameWebhookTwiceIsDecidedOnce() async throws {
