@@ -185,8 +185,8 @@ public final class ChatwootStandIn: @unchecked Sendable {
     @discardableResult
     public func customerWrites(_ display: Int, _ text: String) async throws -> Int {
         let (id, payload) = try add(display) { c in
-            (Message(id: 0, content: text, type: "incoming", contentType: "text", isPrivate: false, attributes: Data("{}".utf8),
-                     sender: .contact(id: c.contact.id, name: c.contact.name), createdAt: Date()), nil)
+            Message(id: 0, content: text, type: "incoming", contentType: "text", isPrivate: false, attributes: Data("{}".utf8),
+                    sender: .contact(id: c.contact.id, name: c.contact.name), createdAt: Date())
         }
         try await deliver(payload)
         return id
@@ -196,8 +196,8 @@ public final class ChatwootStandIn: @unchecked Sendable {
     @discardableResult
     public func agentWrites(_ display: Int, _ text: String, privately: Bool = false) async throws -> Int {
         let (id, payload) = try add(display) { _ in
-            (Message(id: 0, content: text, type: "outgoing", contentType: "text", isPrivate: privately, attributes: Data("{}".utf8),
-                     sender: .user(id: 2, name: "Sam"), createdAt: Date()), "open")
+            Message(id: 0, content: text, type: "outgoing", contentType: "text", isPrivate: privately, attributes: Data("{}".utf8),
+                    sender: .user(id: 2, name: "Sam"), createdAt: Date())
         }
         try await deliver(payload)
         return id
@@ -399,17 +399,17 @@ public final class ChatwootStandIn: @unchecked Sendable {
         }
     }
 
-    /// Appends the message `make` gives to conversation `display` (opening it when `status` says);
-    /// its id and its `message_created` event.
-    private func add(_ display: Int, _ make: (Conversation) -> (Message, String?)) throws -> (Int, [String: Any]) {
+    /// Appends the message `make` gives to conversation `display`; its id and its
+    /// `message_created` event.
+    private func add(_ display: Int, _ make: (Conversation) -> Message) throws -> (Int, [String: Any]) {
         try lock.withLock {
             guard var c = state.conversations[display] else { throw StandInError("no conversation \(display)") }
-            var (m, status) = make(c)
+            var m = make(c)
             m.id = state.nextMessage
             state.nextMessage += 1
-            // A contact writing to a resolved conversation of a bot's inbox reopens it as pending.
+            // A contact writing to a resolved conversation of a bot's inbox reopens it as pending
+            // (app/models/message.rb `reopen_conversation`).
             if m.type == "incoming", c.status == "resolved" { c.status = "pending" }
-            if let status { c.status = status }
             c.messages.append(m)
             c.updatedAt = Date()
             state.conversations[display] = c
