@@ -196,6 +196,7 @@ final class Delivery: Sendable {
         let outcome = await Self.send(call, repeated: repeated, to: callbackURL, through: client, door: door, timeout: policy.timeout,
                                       clock: clock)
         switch outcome {
+        case .failed where entry.attempts + 1 >= policy.attempts: uncertain.withLock { _ = $0.remove(entry.id) }   // a dead letter
         case .failed(_, _, _, reached: true): uncertain.withLock { _ = $0.insert(entry.id) }
         case .delivered, .settled, .refused: uncertain.withLock { _ = $0.remove(entry.id) }
         case .failed: break   // an earlier attempt may still have reached it
