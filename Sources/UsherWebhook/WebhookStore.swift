@@ -15,6 +15,10 @@ import UsherJSON
 /// decides nothing twice and sends nothing twice (a call is repeated only when the process died
 /// between the receiver's answer and the record of it: the same key, for the receiver to skip).
 ///
+/// With another front door, the same store is another backend's connector: Chatwoot's agent bot
+/// (`ChatwootAgentBot`, `--store chatwoot+https://HOST`), whose calls carry the bot's token and
+/// are checked before a repeat (`FrontDoor.prepare`) since Chatwoot skips no key.
+///
 /// Only `usher run` (`StoreRequest.worker`) listens and delivers; the other commands read and
 /// write the state file (`usher send`, `usher inbox`, `usher deadletters`).
 public final class WebhookStore: SQLiteBackedStore, ServingStore {
