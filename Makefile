@@ -108,7 +108,7 @@ SYSTEM_TESTS := ^(UsherPostgresTests|UsherSystemTests|UsherCLITests|UsherFiresto
   |^UsherStoreTests\.ChangeSignalTests/ \
   |^UsherSQLiteTests\.(WaitingTests|SnapshotTests|CrashTests|FileFaultTests)/ \
   |^UsherHTTPTests\.HTTPClientWaitTests/ \
-  |^UsherWebhookTests\.WebhookStoreTests/
+  |^UsherWebhookTests\.(WebhookStoreTests|ChatwootStoreTests)/
 empty :=
 SYSTEM_FILTER := $(subst $(empty) $(empty),,$(strip $(SYSTEM_TESTS)))
 # `make test` builds once, then runs both groups without building again.

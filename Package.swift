@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "UsherSystemTests", dependencies: ["usher", "UsherSQLite", "UsherStore", "UsherEngine", "UsherPostgres",
                                                      "UsherPostgresTestServer", "UsherTestSupport", "UsherRuntime",
                                                      "UsherFirestore", "UsherFirestoreTestServer", "UsherWebhook",
-                                                     "UsherHTTPTestServer", "UsherHTTP"]),
+                                                     "UsherHTTPTestServer", "UsherHTTP", "UsherChatwootStandIn"]),
         .testTarget(name: "UsherCLITests", dependencies: ["usher"], exclude: ["Snapshots", "Fixtures"]),
 
         // HTTP for the adapters and connectors that talk to services (Firestore, webhooks): one
@@ -130,6 +130,10 @@ let package = Package(
         .target(name: "UsherHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "UsherGoogleAuth", dependencies: ["UsherHTTP", "COpenSSL", "UsherJSON"], swiftSettings: strict),
         .target(name: "UsherHTTPTestServer", path: "Tests/Support/UsherHTTPTestServer", swiftSettings: strict),
+        // A stand-in for Chatwoot (not Chatwoot): its routes and payload shapes on loopback, its
+        // agent-bot webhooks sent to the bot, faults on demand.
+        .target(name: "UsherChatwootStandIn", dependencies: ["UsherRuntime", "UsherHTTP", "UsherWebhook"],
+                path: "Tests/Support/UsherChatwootStandIn", swiftSettings: strict),
         .testTarget(name: "UsherHTTPTests", dependencies: ["UsherHTTP", "UsherHTTPTestServer", "UsherTestSupport"]),
         .testTarget(name: "UsherGoogleAuthTests",
                     dependencies: ["UsherGoogleAuth", "UsherHTTP", "UsherHTTPTestServer", "UsherJSON", "COpenSSL"]),
@@ -158,7 +162,8 @@ let package = Package(
                           path: "Benchmarks/usher-webhook-bench", swiftSettings: strict),
         .testTarget(name: "UsherWebhookTests",
                     dependencies: ["UsherWebhook", "UsherSQLite", "UsherStore", "UsherEngine", "UsherRuntime", "UsherHTTP",
-                                   "UsherHTTPTestServer", "UsherTestSupport", "UsherStoreTestKit", "UsherJSON"]),
+                                   "UsherHTTPTestServer", "UsherTestSupport", "UsherStoreTestKit", "UsherJSON", "UsherChatwootStandIn",
+                                   "UsherStdio"]),
         .testTarget(name: "UsherFirestoreTests",
                     dependencies: ["UsherFirestore", "UsherFirestoreTestServer", "UsherStoreTestKit", "UsherStore", "UsherEngine",
                                    "UsherTestSupport", "UsherRuntime", "UsherRules"]),

@@ -67,7 +67,7 @@ public final class Metrics: Sendable {
         "usher_webhook_requests_total": ("counter", "Requests to the webhook listener, by path."),
         "usher_webhook_refused_total": ("counter", "Webhook requests refused, by HTTP status."),
         "usher_webhook_messages_total": ("counter", "Messages the webhook took in, by result (accepted, duplicate)."),
-        "usher_webhook_deliveries_total": ("counter", "Calls to the backend, by result (delivered, retried, deadlettered)."),
+        "usher_webhook_deliveries_total": ("counter", "Calls to the backend, by result (delivered; settled: found made already by the check before a repeat; retried; deadlettered)."),
         "usher_webhook_deadletters_total": ("counter", "Calls given up on and moved to the dead letters."),
     ]
 

@@ -12,6 +12,7 @@ enum Query: Int, CaseIterable {
     case upsertConversationOnAppend, insertMessage, messageByID
     case transcript, inbox, notifications, conversation
     case deliveryMarks, outgoingAfter, handoffsAfter, markDelivered
+    case insertTagChange, tagChangesAfter
 
     var sql: String {
         switch self {
@@ -59,6 +60,14 @@ enum Query: Int, CaseIterable {
         case .markDelivered: """
             INSERT INTO deliveries (channel, stream, seq) VALUES (?1, ?2, ?3)
             ON CONFLICT (channel, stream) DO UPDATE SET seq = excluded.seq
+            """
+        case .insertTagChange: """
+            INSERT INTO tag_changes (bot, conversation_id, idempotency_key, message_id, added, removed, created_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (idempotency_key) DO NOTHING
+            """
+        case .tagChangesAfter: """
+            SELECT seq, bot, conversation_id, idempotency_key, message_id, added, removed, created_at
+            FROM tag_changes WHERE seq > ?1 ORDER BY seq LIMIT ?2
             """
         }
     }

@@ -7,6 +7,7 @@ package enum SQLiteSchema {
         ("lean commit: done marks folded into the per-conversation watermark, one unique index for message ids, "
          + "no AUTOINCREMENT, CHECK constraints without IN lists", v2),
         ("quick replies: messages.quick_replies, the buttons and links of a reply as JSON", v3),
+        ("tag changes: what each decision's tag and untag actions changed, for channels that mirror tags elsewhere", v4),
     ]
 
     /// The schema version this build writes.
@@ -206,5 +207,22 @@ package enum SQLiteSchema {
     /// none.
     static let v3 = """
     ALTER TABLE messages ADD COLUMN quick_replies TEXT;
+    """
+
+    /// What each commit's `tag` and `untag` actions changed (`Commit.tagsAdded`, `tagsRemoved`),
+    /// one row per commit that changed any, in commit order (`seq`): a delivery channel whose
+    /// backend keeps tags of its own (Chatwoot's labels) reads them as a stream, as it reads
+    /// replies and handoffs (`deliveries`). Written only for commits with tag actions.
+    static let v4 = """
+    CREATE TABLE tag_changes (
+        seq             INTEGER PRIMARY KEY,
+        bot             TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        idempotency_key TEXT NOT NULL UNIQUE,
+        message_id      TEXT NOT NULL,
+        added           TEXT NOT NULL,
+        removed         TEXT NOT NULL,
+        created_at      REAL NOT NULL
+    );
     """
 }

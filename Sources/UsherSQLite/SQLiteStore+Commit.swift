@@ -134,6 +134,26 @@ extension SQLiteStore {
             }
         }
 
+        // 7b. What the tag actions changed, for a channel that mirrors tags in its backend.
+        if !c.tagsAdded.isEmpty || !c.tagsRemoved.isEmpty {
+            let s = try db.statement(.insertTagChange)
+            defer { s.reset() }
+            w.reset()
+            w.stringArray(c.tagsAdded)
+            let addedEnd = w.bytes.count
+            w.stringArray(c.tagsRemoved)
+            s.bind(1, c.bot)
+            s.bind(2, conversation)
+            s.bind(3, "\(c.bot):\(c.inbound.id):tags")
+            s.bind(4, c.inbound.id)
+            w.bytes.withUnsafeBufferPointer { b in
+                s.bind(5, bytes: UnsafeBufferPointer(rebasing: b[..<addedEnd]))
+                s.bind(6, bytes: UnsafeBufferPointer(rebasing: b[addedEnd...]))
+            }
+            s.bind(7, now)
+            _ = try s.step()
+        }
+
         // 8. The inbox: a handoff opens when the owner becomes `waiting`, ends when it leaves it.
         if state.owner == .waiting, owner != .waiting {
             let handoff = c.notifications.first { $0.isHandoff }

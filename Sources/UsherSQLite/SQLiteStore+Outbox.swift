@@ -1,4 +1,5 @@
 public import Foundation
+import UsherJSON
 import UsherStore
 
 /// One call a delivery channel (the webhook) owes its receiver, as its outbox keeps it. The
@@ -87,27 +88,96 @@ extension SQLiteStore {
     /// Moves every action committed since the last call into `channel`'s outbox, as the calls
     /// `encode` makes of each chunk (in the order it returns them), in the transaction that marks
     /// the actions handed on (`deliverActions`): a crash leaves each action either not moved or
-    /// in the outbox, never both or neither. Returns how many actions were moved.
+    /// in the outbox, never both or neither. With `tags`, the tag changes committed since the
+    /// last call (`tag_changes`, the stream `tags` of `deliveries`) move in the same way, after
+    /// the actions, as the calls `tags` makes of them. Returns how many were moved.
     @discardableResult
-    public func fillOutbox(channel: String, _ encode: @escaping @Sendable ([StoreAction]) -> [OutboxItem]) async throws -> Int {
+    public func fillOutbox(channel: String, _ encode: @escaping @Sendable ([StoreAction]) -> [OutboxItem],
+                           tags: (@Sendable ([TagChangeRecord]) -> [OutboxItem])? = nil) async throws -> Int {
         let clock = options.clock
         let db = connection
-        return try await deliverActions(channel: channel) { actions in
+        var moved = try await deliverActions(channel: channel) { actions in
             // On the connection's thread, inside deliverActions' transaction.
-            let now = clock()
-            let s = try db.statement(sql: """
-                INSERT INTO outbox (channel, key, conversation, call, next_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-                ON CONFLICT (channel, key) DO NOTHING
-                """)
-            for item in encode(actions) {
-                defer { s.reset() }
-                s.bind(1, channel)
-                s.bind(2, item.key)
-                s.bind(3, item.conversation)
-                s.bind(4, item.call)
-                s.bind(5, now)
-                _ = try s.step()
+            try Self.insertOutbox(encode(actions), channel: channel, db, now: clock())
+        }
+        guard let tags else { return moved }
+        while true {
+            let n = try await perform { db in
+                try Self.transaction(db) {
+                    let changes = try Self.tagChanges(db, channel: channel, limit: 1024)
+                    guard let last = changes.last else { return 0 }
+                    try Self.insertOutbox(tags(changes), channel: channel, db, now: clock())
+                    let u = try db.statement(.markDelivered)
+                    defer { u.reset() }
+                    u.bind(1, channel)
+                    u.bind(2, Self.tagStream)
+                    u.bind(3, last.seq)
+                    _ = try u.step()
+                    return changes.count
+                }
             }
+            moved += n
+            if n == 0 { return moved }
+        }
+    }
+
+    /// The `deliveries` stream of tag changes.
+    static let tagStream = "tags"
+
+    private static func insertOutbox(_ items: [OutboxItem], channel: String, _ db: SQLiteConnection, now: Date) throws {
+        let s = try db.statement(sql: """
+            INSERT INTO outbox (channel, key, conversation, call, next_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+            ON CONFLICT (channel, key) DO NOTHING
+            """)
+        for item in items {
+            defer { s.reset() }
+            s.bind(1, channel)
+            s.bind(2, item.key)
+            s.bind(3, item.conversation)
+            s.bind(4, item.call)
+            s.bind(5, now)
+            _ = try s.step()
+        }
+    }
+
+    /// The tag changes after `channel`'s mark of them, oldest first, at most `limit`.
+    private static func tagChanges(_ db: SQLiteConnection, channel: String, limit: Int) throws -> [TagChangeRecord] {
+        var after: Int64 = 0
+        do {
+            let m = try db.statement(.deliveryMarks)
+            defer { m.reset() }
+            m.bind(1, channel)
+            while try m.step() { if m.text(0) == tagStream { after = m.int64(1) } }
+        }
+        let s = try db.statement(.tagChangesAfter)
+        defer { s.reset() }
+        s.bind(1, after)
+        s.bind(2, limit)
+        var out: [TagChangeRecord] = []
+        while try s.step() {
+            out.append(TagChangeRecord(seq: s.int64(0), bot: s.text(1), conversationID: s.text(2), idempotencyKey: s.text(3),
+                                       messageID: s.text(4), added: strings(s.text(5)), removed: strings(s.text(6)), at: s.date(7)))
+        }
+        return out
+    }
+
+    /// A JSON array of strings as this store wrote it; empty if it is not one.
+    private static func strings(_ json: String) -> [String] {
+        var text = json
+        return text.withUTF8 { b in
+            var r = JSONReader(b)
+            return (try? r.stringArray()) ?? []
+        }
+    }
+
+    /// The newest call in `channel`'s outbox (0: none): a process taking the delivery lease
+    /// knows that the calls up to it may have been under way in the process before it.
+    public func lastOutboxID(channel: String) async throws -> Int64 {
+        try await perform { db in
+            let s = try db.statement(sql: "SELECT coalesce(max(id), 0) FROM outbox WHERE channel = ?1")
+            defer { s.reset() }
+            s.bind(1, channel)
+            return try s.step() ? s.int64(0) : 0
         }
     }
 

@@ -54,3 +54,31 @@ public struct HandoffRecord: Sendable, Hashable {
         self.waitingSince = waitingSince
     }
 }
+
+/// What one commit's `tag` and `untag` actions changed, as recorded in the `tag_changes` table:
+/// for a delivery channel whose backend keeps tags of its own (Chatwoot's labels).
+public struct TagChangeRecord: Sendable, Hashable {
+    /// Increases with every commit that changed tags: the delivery order.
+    public var seq: Int64
+    public var bot: String
+    public var conversationID: String
+    /// `bot:inbound-id:tags`.
+    public var idempotencyKey: String
+    /// The inbound message whose decision changed the tags.
+    public var messageID: String
+    public var added: [String]
+    public var removed: [String]
+    public var at: Date
+
+    public init(seq: Int64, bot: String, conversationID: String, idempotencyKey: String, messageID: String,
+                added: [String], removed: [String], at: Date) {
+        self.seq = seq
+        self.bot = bot
+        self.conversationID = conversationID
+        self.idempotencyKey = idempotencyKey
+        self.messageID = messageID
+        self.added = added
+        self.removed = removed
+        self.at = at
+    }
+}

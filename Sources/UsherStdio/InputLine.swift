@@ -119,7 +119,8 @@ public enum InputLine {
                           senderName: try string("sender_name"), text: body, at: at, channel: channel, locale: locale)
     }
 
-    static func date(_ s: String) -> Date? {
+    /// An ISO 8601 time, with or without fractions of a second (`2026-11-29T10:00:00.250Z`).
+    public static func date(_ s: String) -> Date? {
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(s) { return d }
         if let d = try? Date.ISO8601FormatStyle().parse(s) { return d }
         return nil

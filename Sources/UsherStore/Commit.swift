@@ -20,10 +20,15 @@ public struct Commit: Sendable, Hashable {
     public var notifications: [AgentNotification]
     /// The rule-set version that decided.
     public var ruleSetVersion: String
+    /// Tags the decision's `tag` and `untag` actions added and removed (a tag both added and
+    /// removed counts as its last action said), for a store that hands them to a backend keeping
+    /// tags of its own (Chatwoot's labels); `state.tags` holds the set they lead to.
+    public var tagsAdded: [String]
+    public var tagsRemoved: [String]
 
     public init(bot: String, inbound: StoredMessage, expectedVersion: Int, expectedOwner: Owner? = nil,
                 state: ConversationState, outgoing: [OutgoingMessage] = [], notifications: [AgentNotification] = [],
-                ruleSetVersion: String) {
+                ruleSetVersion: String, tagsAdded: [String] = [], tagsRemoved: [String] = []) {
         self.bot = bot
         self.inbound = inbound
         self.expectedVersion = expectedVersion
@@ -32,6 +37,8 @@ public struct Commit: Sendable, Hashable {
         self.outgoing = outgoing
         self.notifications = notifications
         self.ruleSetVersion = ruleSetVersion
+        self.tagsAdded = tagsAdded
+        self.tagsRemoved = tagsRemoved
     }
 }
 
@@ -186,6 +193,7 @@ extension Commit {
                 at: Date) {
         var outgoing: [OutgoingMessage] = []
         var notifications: [AgentNotification] = []
+        var added: [String] = [], removed: [String] = []
         for (index, effect) in decision.effects.enumerated() {
             let key = "\(bot.id):\(inbound.id):\(index)"
             switch effect {
@@ -202,12 +210,19 @@ extension Commit {
                                                        queue: queue, reason: reason, text: text,
                                                        customerName: decision.state.customerName,
                                                        lastMessage: inbound.text, isHandoff: isHandoff, at: at))
-            case .handoff, .tag, .untag, .set:
-                break   // carried by the new state (owner, tags, metadata)
+            case let .tag(t):
+                removed.removeAll { $0 == t }
+                if !added.contains(t) { added.append(t) }
+            case let .untag(t):
+                added.removeAll { $0 == t }
+                if !removed.contains(t) { removed.append(t) }
+            case .handoff, .set:
+                break   // carried by the new state (owner, metadata)
             }
         }
         self.init(bot: bot.id, inbound: inbound, expectedVersion: expectedVersion, expectedOwner: expectedOwner, state: decision.state,
-                  outgoing: outgoing, notifications: notifications, ruleSetVersion: decision.ruleSetVersion)
+                  outgoing: outgoing, notifications: notifications, ruleSetVersion: decision.ruleSetVersion,
+                  tagsAdded: added, tagsRemoved: removed)
     }
 }
 

@@ -9,6 +9,12 @@ import UsherStore
 /// 429 is tried again after a backoff (doubling, with jitter, at least what `Retry-After` asks);
 /// one refused (any other 4xx), or out of attempts, becomes a dead letter. Of the processes
 /// sharing a state file, the one holding the delivery lease makes the calls.
+///
+/// Each attempt is prepared by the front door first (`FrontDoor.prepare`), told whether an
+/// earlier attempt may have reached the backend unanswered: one of this process that timed out,
+/// lost its connection or got a 5xx, and any call that was in the outbox when this process took
+/// the lease (the process before it may have had it under way when it died). A backend without
+/// idempotency keys (Chatwoot) is then asked whether it has the call already.
 final class Delivery: Sendable {
     /// How calls are retried.
     struct Policy: Sendable {
@@ -34,8 +40,11 @@ final class Delivery: Sendable {
     /// What became of one attempt.
     enum Outcome: Equatable {
         case delivered(status: Int)
-        /// Worth another try: 5xx, 408, 429, or no answer.
-        case failed(status: Int?, error: String, retryAfter: Double?)
+        /// The backend had it already (`Preparation.settled`): nothing was sent.
+        case settled(String)
+        /// Worth another try: 5xx, 408, 429, or no answer. `reached`: the request may have been
+        /// acted on (a timeout, a broken connection, a 5xx), so the next attempt is a repeat.
+        case failed(status: Int?, error: String, retryAfter: Double?, reached: Bool)
         /// The receiver refused the call: trying again would get the same.
         case refused(status: Int, error: String)
 
@@ -45,11 +54,26 @@ final class Delivery: Sendable {
                 self = .delivered(status: r.status)
             case let .success(r) where r.status >= 500 || r.status == 408 || r.status == 429:
                 self = .failed(status: r.status, error: "HTTP \(r.status)\(Self.excerpt(r.body))",
-                               retryAfter: r.header("Retry-After").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) })
+                               retryAfter: r.header("Retry-After").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) },
+                               reached: r.status >= 500)
             case let .success(r):
                 self = .refused(status: r.status, error: "HTTP \(r.status)\(Self.excerpt(r.body))")
             case let .failure(e):
-                self = .failed(status: nil, error: e.message, retryAfter: nil)
+                self = .failed(status: nil, error: e.message, retryAfter: nil, reached: e.kind != .cannotConnect)
+            }
+        }
+
+        /// The outcome of a read made before the call (`Preparation.failed`): the call itself was
+        /// not sent, so it reached nothing.
+        init(read result: Result<HTTPResponse, HTTPError>) {
+            switch Outcome(result) {
+            case let .failed(status, error, retryAfter, _):
+                self = .failed(status: status, error: "before the call: " + error, retryAfter: retryAfter, reached: false)
+            case let .refused(status, error):
+                self = .refused(status: status, error: "before the call: " + error)
+            case .delivered, .settled:
+                self = .failed(status: nil, error: "before the call: the read succeeded but was reported failed", retryAfter: nil,
+                               reached: false)
             }
         }
 
@@ -76,6 +100,12 @@ final class Delivery: Sendable {
     /// Bumped by every commit of this process that wrote something (`committed()`).
     private let commits = Locked<UInt64>(0)
     private let busy = Locked(Set<String>())
+    /// Calls whose last attempt of this process may have reached the backend unanswered: their
+    /// next attempt is a repeat. Forgotten once delivered or given up on.
+    private let uncertain = Locked(Set<Int64>())
+    /// The newest call in the outbox when this process took the delivery lease: calls up to it
+    /// may have been under way in the process before.
+    private let inherited = Locked<Int64>(0)
 
     init(database: SQLiteStore, channel: String, door: any FrontDoor, callbackURL: String, policy: Policy, holder: String,
          events: WebhookEvents, clock: @escaping @Sendable () -> Date) {
@@ -103,6 +133,10 @@ final class Delivery: Sendable {
         // Filling the outbox is a write transaction: made after this process's commits, and once
         // a second for those of other processes on the file (and what a crash left).
         var filled: (commits: UInt64, at: Date)? = nil
+        let door = door
+        let encodeActions: @Sendable ([StoreAction]) -> [OutboxItem] = { Self.items(door.calls(for: $0)) }
+        let tagCalls: @Sendable ([TagChangeRecord]) -> [OutboxItem] = { Self.items(door.calls(forTags: $0)) }
+        let encodeTags = door.mirrorsTags ? tagCalls : nil
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 let seen = wake.generation
@@ -112,14 +146,17 @@ final class Delivery: Sendable {
                     if leaseUntil.timeIntervalSince(now) < 10 {
                         let until = now.addingTimeInterval(15)
                         let held = try await database.claim(bot: Self.leaseBot, conversations: [channel], worker: holder, until: until)
+                        if !held.isEmpty, leaseUntil <= now {
+                            // Taken (again): what is in the outbox now may have been under way elsewhere.
+                            let last = try await database.lastOutboxID(channel: channel)
+                            inherited.withLock { $0 = last }
+                        }
                         leaseUntil = held.isEmpty ? .distantPast : until
                     }
                     if leaseUntil > now {
                         let generation = commits.withLock { $0 }
                         if filled == nil || filled!.commits != generation || now.timeIntervalSince(filled!.at) >= 1 {
-                            try await database.fillOutbox(channel: channel) { [door] in
-                                door.calls(for: $0).map { OutboxItem(key: $0.key, conversation: $0.conversation, call: Self.encode($0)) }
-                            }
+                            try await database.fillOutbox(channel: channel, encodeActions, tags: encodeTags)
                             filled = (generation, now)
                         }
                         let busy = busy.withLock { $0 }
@@ -155,17 +192,38 @@ final class Delivery: Sendable {
             await record(entry, .refused(status: 0, error: "the outbox holds a call this version cannot read"))
             return
         }
-        let outcome = await Self.send(call, to: callbackURL, through: client, door: door, timeout: policy.timeout, now: clock())
+        let repeated = uncertain.withLock { $0.contains(entry.id) } || entry.id <= inherited.withLock { $0 }
+        let outcome = await Self.send(call, repeated: repeated, to: callbackURL, through: client, door: door, timeout: policy.timeout,
+                                      clock: clock)
+        switch outcome {
+        case .failed where entry.attempts + 1 >= policy.attempts: uncertain.withLock { _ = $0.remove(entry.id) }   // a dead letter
+        case .failed(_, _, _, reached: true): uncertain.withLock { _ = $0.insert(entry.id) }
+        case .delivered, .settled, .refused: uncertain.withLock { _ = $0.remove(entry.id) }
+        case .failed: break   // an earlier attempt may still have reached it
+        }
         await record(entry, outcome)
     }
 
-    /// Sends `call` to the callback, authorized by the front door (signed) at `now`.
-    static func send(_ call: OutboundCall, to callbackURL: String, through client: HTTPClient, door: any FrontDoor,
-                     timeout: Duration, now: Date) async -> Outcome {
-        var request = HTTPRequest(method: call.method, url: callbackURL + call.path,
-                                  headers: [("Content-Type", "application/json"), ("Idempotency-Key", call.key)],
-                                  body: Array(call.body.utf8), timeout: timeout)
-        door.authorize(&request, now: now)
+    /// Prepares `call` (`FrontDoor.prepare`, its reads authorized by the door at the time) and
+    /// sends what that says to the callback, authorized by the door (signed, a token) at the
+    /// time it is sent.
+    static func send(_ call: OutboundCall, repeated: Bool, to callbackURL: String, through client: HTTPClient, door: any FrontDoor,
+                     timeout: Duration, clock: @escaping @Sendable () -> Date) async -> Outcome {
+        let read: BackendRead = { path in
+            var request = HTTPRequest(url: callbackURL + path, headers: [("Accept", "application/json")], timeout: timeout)
+            door.authorize(&request, now: clock())
+            do throws(HTTPError) { return .success(try await client.send(request)) } catch { return .failure(error) }
+        }
+        let prepared: OutboundCall
+        switch await door.prepare(call, repeated: repeated, read: read) {
+        case let .send(c): prepared = c
+        case let .settled(why): return .settled(why)
+        case let .failed(result): return Outcome(read: result)
+        }
+        var request = HTTPRequest(method: prepared.method, url: callbackURL + prepared.path,
+                                  headers: [("Content-Type", "application/json"), ("Idempotency-Key", prepared.key)],
+                                  body: Array(prepared.body.utf8), timeout: timeout)
+        door.authorize(&request, now: clock())
         do {
             return Outcome(.success(try await client.send(request)))
         } catch {
@@ -180,13 +238,17 @@ final class Delivery: Sendable {
             case .delivered:
                 try await database.outboxDelivered(id: entry.id)
                 events.count("usher_webhook_deliveries_total", result: "delivered")
-            case let .failed(status, error, retryAfter) where entry.attempts + 1 < policy.attempts:
+            case let .settled(why):
+                try await database.outboxDelivered(id: entry.id)
+                events.count("usher_webhook_deliveries_total", result: "settled")
+                events.info("webhook-settled", fields + [("why", why)])
+            case let .failed(status, error, retryAfter, _) where entry.attempts + 1 < policy.attempts:
                 let wait = policy.backoff(after: entry.attempts + 1, retryAfter: retryAfter, random: Double.random(in: 0...1))
                 try await database.outboxRetry(id: entry.id, next: clock().addingTimeInterval(wait), error: error)
                 events.count("usher_webhook_deliveries_total", result: "retried")
                 events.info("webhook-retry", fields + [("status", status.map(String.init) ?? "none"), ("error", error),
                                                        ("retry_in", String(format: "%.2fs", wait))])
-            case let .failed(status, error, _):
+            case let .failed(status, error, _, _):
                 try await database.outboxDeadLetter(id: entry.id, status: status, error: error)
                 deadLettered(fields + [("status", status.map(String.init) ?? "none"), ("error", error),
                                        ("why", "no attempt of \(policy.attempts) succeeded")])
@@ -207,6 +269,10 @@ final class Delivery: Sendable {
     }
 
     // MARK: - Calls in the outbox
+
+    static func items(_ calls: [OutboundCall]) -> [OutboxItem] {
+        calls.map { OutboxItem(key: $0.key, conversation: $0.conversation, call: encode($0)) }
+    }
 
     /// `{"method":…,"path":…,"body":…}`; the key and conversation are columns of their own.
     static func encode(_ call: OutboundCall) -> String {

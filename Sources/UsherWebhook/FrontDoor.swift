@@ -3,12 +3,17 @@ public import UsherHTTP
 public import UsherRuntime
 public import UsherSQLite
 public import UsherStore
+import UsherJSON
 
 /// What a backend speaks to Usher over HTTP: how its requests become messages, and how Usher's
 /// actions become its calls. The webhook store (`WebhookStore`) does the rest — the listener, the
 /// intake committed before the answer, the outbox, retries, dead letters — for any front door:
 /// Usher's own JSON API (`MessagesAPI`), or a helpdesk's (Chatwoot's agent-bot webhooks).
 public protocol FrontDoor: Sendable {
+    /// Its delivery channel in the state file (`deliveries`, `outbox`, `deadletters`): `webhook`,
+    /// `chatwoot`.
+    var channel: String { get }
+
     /// The path the backend POSTs its events to (`/v1/messages`).
     var intakePath: String { get }
 
@@ -25,6 +30,48 @@ public protocol FrontDoor: Sendable {
 
     /// Adds what every call needs at the time it is sent (a fresh signature, a token).
     func authorize(_ request: inout HTTPRequest, now: Date)
+
+    /// The status of an answer that asks the backend to send a request again shortly (the state
+    /// file failed, the worker is stopping): one its retries cover. 503 unless said.
+    var retryStatus: Int { get }
+
+    /// Whether the backend keeps tags of its own that the bot's `tag` and `untag` actions change
+    /// (`calls(forTags:)`). False unless said: the tags stay in Usher's state.
+    var mirrorsTags: Bool { get }
+
+    /// The calls that hand a chunk of committed tag changes to the backend, in order.
+    func calls(forTags changes: [TagChangeRecord]) -> [OutboundCall]
+
+    /// What to send, just before a call is sent: the call as it is (unless said), one rewritten
+    /// from what the backend has now (Chatwoot's labels, a set replaced whole, merged with the
+    /// change), or nothing when the backend has it already. `repeated`: an earlier attempt may
+    /// have reached the backend without its answer reaching Usher (a timeout, a lost connection,
+    /// a 5xx, or a process that died with the call under way) — a backend without idempotency
+    /// keys is asked first (`read`) whether it made the call. Called before every attempt.
+    func prepare(_ call: OutboundCall, repeated: Bool, read: BackendRead) async -> Preparation
+}
+
+extension FrontDoor {
+    public var retryStatus: Int { 503 }
+    public var mirrorsTags: Bool { false }
+    public func calls(forTags changes: [TagChangeRecord]) -> [OutboundCall] { [] }
+    public func prepare(_ call: OutboundCall, repeated: Bool, read: BackendRead) async -> Preparation { .send(call) }
+}
+
+/// A GET of `path` (relative to the base URL the calls go to), authorized as the calls are: how a
+/// front door's `prepare` asks the backend what it has.
+public typealias BackendRead = @Sendable (_ path: String) async -> Result<HTTPResponse, HTTPError>
+
+/// What a front door makes of a call just before it is sent (`FrontDoor.prepare`).
+public enum Preparation: Sendable {
+    /// Send this call: the one given, or one made from what the backend has now.
+    case send(OutboundCall)
+    /// Send nothing: the backend has what the call would make (an earlier attempt made it; the
+    /// labels are already so). It counts as delivered; the text says why, for the log.
+    case settled(String)
+    /// The read before the call failed: the attempt fails as a call answered so would (tried
+    /// again after a timeout, no connection, a 5xx, 408 or 429; a dead letter on any other 4xx).
+    case failed(Result<HTTPResponse, HTTPError>)
 }
 
 /// Why a request was not taken in: its status and the JSON error naming what is wrong.
@@ -43,6 +90,46 @@ public struct IntakeError: Error, Sendable, Equatable {
     }
 
     public var response: HTTPServer.Response { .error(status, code, message, field: field) }
+
+    /// The 401 for a request `signer` refuses (nil: it takes it, or there is no signer).
+    static func unsigned(_ request: HTTPServer.Request, by signer: WebhookSigner?, now: Date) -> IntakeError? {
+        guard let signer else { return nil }
+        do {
+            try signer.check(body: request.body, headers: request.headers, now: now)
+            return nil
+        } catch {
+            return IntakeError(401, "bad-signature", error.message, field: error.field)
+        }
+    }
+
+    /// A request's body as JSON, or the 400 that says where it is not (line and column).
+    static func json(_ body: [UInt8]) throws(IntakeError) -> JSONValue {
+        guard String(validating: body, as: UTF8.self) != nil else {
+            throw IntakeError(400, "bad-json", "the body is not valid UTF-8", field: "body")
+        }
+        let parsed: Result<JSONValue, IntakeError> = body.withUnsafeBufferPointer { b in
+            do throws(JSONError) {
+                return .success(try JSONReader.parse(b))
+            } catch {
+                let (line, column) = position(of: error.offset, in: b)
+                return .failure(IntakeError(400, "bad-json", "invalid JSON at line \(line), column \(column): \(error.message)",
+                                            field: "body"))
+            }
+        }
+        return try parsed.get()
+    }
+
+    /// 1-based line and column of a byte offset (columns in Unicode scalars), for JSON errors.
+    static func position(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> (line: Int, column: Int) {
+        let end = min(offset, bytes.count)
+        var lineStart = 0, line = 1
+        for i in 0..<end where bytes[i] == 0x0A {
+            line += 1
+            lineStart = i + 1
+        }
+        let column = JSONReader.column(ofOffset: end - lineStart, in: UnsafeBufferPointer(rebasing: bytes[lineStart...]))
+        return (line, column)
+    }
 }
 
 /// One call owed to the backend: a request relative to the callback URL, with the key the

@@ -22,32 +22,15 @@ public struct MessagesAPI: FrontDoor {
         self.maxMessages = maxMessages
     }
 
+    public var channel: String { WebhookStore.channel }
     public var intakePath: String { "/v1/messages" }
 
     public func authenticate(_ request: HTTPServer.Request, now: Date) -> IntakeError? {
-        guard let signer else { return nil }
-        do {
-            try signer.check(body: request.body, headers: request.headers, now: now)
-            return nil
-        } catch {
-            return IntakeError(401, "bad-signature", error.message, field: error.field)
-        }
+        IntakeError.unsigned(request, by: signer, now: now)
     }
 
     public func messages(in request: HTTPServer.Request, now: Date) throws(IntakeError) -> [NewMessage] {
-        guard String(validating: request.body, as: UTF8.self) != nil else {
-            throw IntakeError(400, "bad-json", "the body is not valid UTF-8", field: "body")
-        }
-        let parsed: Result<JSONValue, IntakeError> = request.body.withUnsafeBufferPointer { b in
-            do throws(JSONError) {
-                return .success(try JSONReader.parse(b))
-            } catch {
-                let (line, column) = Self.position(of: error.offset, in: b)
-                return .failure(IntakeError(400, "bad-json", "invalid JSON at line \(line), column \(column): \(error.message)",
-                                            field: "body"))
-            }
-        }
-        let value = try parsed.get()
+        let value = try IntakeError.json(request.body)
         let items: [(value: JSONValue, field: String)]
         switch value.kind {
         case .object:
@@ -101,18 +84,6 @@ public struct MessagesAPI: FrontDoor {
             groups[group, default: []].append(action)
         }
         return order.flatMap { groups[$0]! }
-    }
-
-    /// 1-based line and column of a byte offset (columns in Unicode scalars), for JSON errors.
-    static func position(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> (line: Int, column: Int) {
-        let end = min(offset, bytes.count)
-        var lineStart = 0, line = 1
-        for i in 0..<end where bytes[i] == 0x0A {
-            line += 1
-            lineStart = i + 1
-        }
-        let column = JSONReader.column(ofOffset: end - lineStart, in: UnsafeBufferPointer(rebasing: bytes[lineStart...]))
-        return (line, column)
     }
 }
 

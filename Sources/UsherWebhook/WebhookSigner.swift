@@ -6,6 +6,9 @@ internal import COpenSSL
 /// the timestamp, a dot, the raw body — with the shared secret. The timestamp is signed too, so
 /// that a request captured and sent again later cannot be given a fresh one: requests more than
 /// `window` away from now are refused. Signatures are compared in constant time.
+///
+/// Chatwoot signs its webhooks the same way under other names (`X-Chatwoot-Timestamp`,
+/// `X-Chatwoot-Signature`; its lib/webhooks/trigger.rb): `chatwoot(secret:)`.
 public struct WebhookSigner: Sendable {
     public static let timestampHeader = "X-Usher-Timestamp"
     public static let signatureHeader = "X-Usher-Signature"
@@ -13,6 +16,11 @@ public struct WebhookSigner: Sendable {
     private let secret: [UInt8]
     /// How far a request's timestamp may be from now, either way.
     public let window: TimeInterval
+    /// The headers carrying the timestamp and the signature.
+    public let timestampHeader: String
+    public let signatureHeader: String
+    /// Where the secret comes from, for the refusal's hint.
+    public let secretName: String
 
     /// Why a request's signature was refused: what the 401 says.
     public struct Refusal: Error, Sendable, Equatable {
@@ -21,41 +29,51 @@ public struct WebhookSigner: Sendable {
         public var message: String
     }
 
-    public init(secret: [UInt8], window: TimeInterval = 300) {
+    public init(secret: [UInt8], window: TimeInterval = 300, timestampHeader: String = Self.timestampHeader,
+                signatureHeader: String = Self.signatureHeader, secretName: String = "USHER_WEBHOOK_SECRET") {
         self.secret = secret
         self.window = window
+        self.timestampHeader = timestampHeader
+        self.signatureHeader = signatureHeader
+        self.secretName = secretName
+    }
+
+    /// Chatwoot's signature of its webhooks (an agent bot's, with the bot's secret).
+    public static func chatwoot(secret: [UInt8], window: TimeInterval = 300) -> WebhookSigner {
+        WebhookSigner(secret: secret, window: window, timestampHeader: "X-Chatwoot-Timestamp", signatureHeader: "X-Chatwoot-Signature",
+                      secretName: "CHATWOOT_WEBHOOK_SECRET, the agent bot's secret")
     }
 
     /// The headers that sign `body` at `time`.
     public func headers(body: [UInt8], at time: Date) -> [(name: String, value: String)] {
         let seconds = Int(time.timeIntervalSince1970.rounded(.down))
-        return [(Self.timestampHeader, String(seconds)), (Self.signatureHeader, "sha256=" + Self.hex(mac(seconds, body)))]
+        return [(timestampHeader, String(seconds)), (signatureHeader, "sha256=" + Self.hex(mac(seconds, body)))]
     }
 
     /// Checks a request's signature headers (by lowercased name) over `body` at `now`.
     public func check(body: [UInt8], headers: [String: String], now: Date) throws(Refusal) {
-        let timestampName = Self.timestampHeader.lowercased(), signatureName = Self.signatureHeader.lowercased()
+        let timestampName = timestampHeader.lowercased(), signatureName = signatureHeader.lowercased()
         guard let stamp = headers[timestampName] else {
-            throw Refusal(field: Self.timestampHeader, message: "missing \(Self.timestampHeader): the request's Unix time in seconds, signed with the body")
+            throw Refusal(field: timestampHeader, message: "missing \(timestampHeader): the request's Unix time in seconds, signed with the body")
         }
         guard let seconds = Int(stamp.trimmingCharacters(in: .whitespaces)) else {
-            throw Refusal(field: Self.timestampHeader, message: "\(Self.timestampHeader) is '\(stamp.prefix(40))'; expected Unix time in seconds")
+            throw Refusal(field: timestampHeader, message: "\(timestampHeader) is '\(stamp.prefix(40))'; expected Unix time in seconds")
         }
         let skew = now.timeIntervalSince1970 - Double(seconds)
         guard abs(skew) <= window else {
-            throw Refusal(field: Self.timestampHeader,
-                          message: "\(Self.timestampHeader) is \(Int(abs(skew))) s \(skew > 0 ? "old" : "in the future"); "
+            throw Refusal(field: timestampHeader,
+                          message: "\(timestampHeader) is \(Int(abs(skew))) s \(skew > 0 ? "old" : "in the future"); "
                           + "at most \(Int(window)) s either way is taken (a replayed request, or a clock that is off)")
         }
         guard let signature = headers[signatureName] else {
-            throw Refusal(field: Self.signatureHeader, message: "missing \(Self.signatureHeader): sha256=HEX, the HMAC-SHA256 of TIMESTAMP.BODY")
+            throw Refusal(field: signatureHeader, message: "missing \(signatureHeader): sha256=HEX, the HMAC-SHA256 of TIMESTAMP.BODY")
         }
         let expected = mac(seconds, body)
         guard signature.hasPrefix("sha256="), let given = Self.bytes(hex: signature.dropFirst(7)), given.count == expected.count,
               given.withUnsafeBytes({ g in expected.withUnsafeBytes { e in CRYPTO_memcmp(g.baseAddress, e.baseAddress, e.count) } }) == 0
         else {
-            throw Refusal(field: Self.signatureHeader, message: "\(Self.signatureHeader) does not match the body: sign TIMESTAMP.BODY "
-                          + "with HMAC-SHA256 and the shared secret (USHER_WEBHOOK_SECRET), hex-encoded after sha256=")
+            throw Refusal(field: signatureHeader, message: "\(signatureHeader) does not match the body: sign TIMESTAMP.BODY "
+                          + "with HMAC-SHA256 and the shared secret (\(secretName)), hex-encoded after sha256=")
         }
     }
 

@@ -16,20 +16,42 @@ extension WebhookStore {
         CALLBACK_URL, state in --state FILE (default usher-state.db;
         docs/webhook.md)
         """,
-        options: [
-            .init("--listen", "ADDR", help: "webhook: where usher run takes messages in (127.0.0.1:8080)"),
-            .init("--state", "FILE", help: "webhook: the state file (default usher-state.db)"),
-            .init("--signatures", "on|off", help: "webhook: off takes and sends requests unsigned (trials only; logged)"),
-            .init("--attempts", "N", help: "webhook: attempts per call before it is a dead letter (default 12)"),
-            .init("--max-backoff", "D", help: "webhook: the longest wait between attempts of a call (default 1m)"),
-        ]
+        options: listenerOptions
     ) { request in try await open(request) }
+
+    /// The options of every store on the webhook's listener and outbox (`webhook:`, `chatwoot+…`).
+    static let listenerOptions: [StoreAdapter.Option] = [
+        .init("--listen", "ADDR", help: "webhook, chatwoot: where usher run takes messages in (127.0.0.1:8080)"),
+        .init("--state", "FILE", help: "webhook, chatwoot: the state file (default usher-state.db)"),
+        .init("--signatures", "on|off", help: "webhook, chatwoot: off takes requests unsigned (and the webhook sends its\ncalls unsigned); for trials only, and logged"),
+        .init("--attempts", "N", help: "webhook, chatwoot: attempts per call before it is a dead letter (default 12)"),
+        .init("--max-backoff", "D", help: "webhook, chatwoot: the longest wait between attempts of a call (default 1m)"),
+    ]
 
     /// Opens the store a request names: the state file always; the listener and the delivery
     /// when `usher run` opens it (`request.worker`).
     public static func open(_ request: StoreRequest, environment: [String: String] = ProcessInfo.processInfo.environment)
         async throws -> WebhookStore {
         let callback = try callbackURL(request.url)
+        let secretHint = "set \(secretVariable) to the secret shared with the backend (requests are signed with it both ways)"
+        return try await open(request, callbackURL: callback, intakeSecret: (secretVariable, secretHint), environment: environment) {
+            signatures, secret in
+            let missing = signatures && secret == nil
+                ? "set \(secretVariable) to sign the calls sent again (or pass --signatures off if the receiver takes them unsigned)"
+                : nil
+            return (MessagesAPI(signer: signatures ? secret.map { WebhookSigner(secret: $0) } : nil), missing)
+        }
+    }
+
+    /// Opens a store on the webhook's listener and outbox for any front door: reads the options
+    /// they share (`listenerOptions`) and the intake's secret from `intakeSecret.variable` (`usher
+    /// run` refuses to start without it unless `--signatures off`), and makes the door with
+    /// `door(signatures on, the secret)`, which also says why calls cannot be made, if they
+    /// cannot (a missing token: `Options.callsUnauthorized`).
+    static func open(_ request: StoreRequest, callbackURL callback: String, intakeSecret: (variable: String, hint: String),
+                     environment: [String: String],
+                     door: (_ signatures: Bool, _ secret: [UInt8]?) throws -> (any FrontDoor, callsUnauthorized: String?))
+        async throws -> WebhookStore {
         var options = Options(callbackURL: callback)
         let o = request.options
         if let n = o["--attempts"] {
@@ -49,28 +71,28 @@ extension WebhookStore {
         guard signatures == "on" || signatures == "off" else {
             throw StoreError("bad-option", "--signatures is '\(signatures)'; expected on or off")
         }
-        let secret = environment[secretVariable].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
+        let secret = environment[intakeSecret.variable].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         if request.worker {
             guard let listen = o["--listen"] else {
-                throw StoreError("no-listen", "the webhook store takes messages in over HTTP: give usher run --listen ADDR "
+                throw StoreError("no-listen", "this store takes messages in over HTTP: give usher run --listen ADDR "
                                  + "(like 127.0.0.1:8080)")
             }
             options.listen = listen
             if signatures == "on", secret == nil {
-                throw StoreError("no-secret", "set \(secretVariable) to the secret shared with the backend (requests are signed "
-                                 + "with it both ways), or pass --signatures off to run unsigned (not for production)")
+                throw StoreError("no-secret", intakeSecret.hint + ", or pass --signatures off to run unsigned (not for production)")
             }
         }
-        options.secretMissing = signatures == "on" && secret == nil
-        let door = MessagesAPI(signer: signatures == "off" ? nil : secret.map { WebhookSigner(secret: $0) })
+        let (door, callsUnauthorized) = try door(signatures == "on", secret)
+        options.callsUnauthorized = callsUnauthorized
         let path = o["--state"] ?? defaultStatePath
         if request.mustExist, !FileManager.default.fileExists(atPath: path) {
-            throw StoreError("no-store", "no state file at \(path): usher run --store webhook:… creates it; check --state")
+            throw StoreError("no-store", "no state file at \(path): usher run --store \(request.url.prefix { $0 != ":" }):… creates it; "
+                             + "check --state")
         }
         let store = try await WebhookStore(database: try await SQLiteStore(path: path), door: door, options: options, warn: request.warn)
         if request.worker, signatures == "off" {
-            store.events.warning("webhook-unsigned", [("note", "--signatures off: requests are taken in and sent without "
-                                                                 + "signatures; anyone who can reach \(options.listen ?? "") can post")])
+            store.events.warning("webhook-unsigned", [("note", "--signatures off: requests are taken in without signatures "
+                                                                 + "(and the webhook's calls sent unsigned); anyone who can reach \(options.listen ?? "") can post")])
         }
         return store
     }

@@ -15,10 +15,15 @@ import UsherJSON
 /// decides nothing twice and sends nothing twice (a call is repeated only when the process died
 /// between the receiver's answer and the record of it: the same key, for the receiver to skip).
 ///
+/// With another front door, the same store is another backend's connector: Chatwoot's agent bot
+/// (`ChatwootAgentBot`, `--store chatwoot+https://HOST`), whose calls carry the bot's token and
+/// are checked before a repeat (`FrontDoor.prepare`) since Chatwoot skips no key.
+///
 /// Only `usher run` (`StoreRequest.worker`) listens and delivers; the other commands read and
 /// write the state file (`usher send`, `usher inbox`, `usher deadletters`).
 public final class WebhookStore: SQLiteBackedStore, ServingStore {
-    /// The delivery channel of the state file (`deliveries`, `outbox`).
+    /// The delivery channel of Usher's own front door (`MessagesAPI`) in the state file
+    /// (`deliveries`, `outbox`, `deadletters`); another front door has its own (`channel`).
     public static let channel = "webhook"
     /// The state file when `--state` names none.
     public static let defaultStatePath = "usher-state.db"
@@ -40,8 +45,9 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
         public var lanes = 8
         /// The longest one call may take.
         public var callTimeout: Duration = .seconds(10)
-        /// Signatures are on but no secret was given (a command that only reads): calls cannot be made.
-        public var secretMissing = false
+        /// Why calls cannot be made, when they cannot (a command that only reads was not given the
+        /// secret that signs them, or the token that authorizes them): what `resend` says.
+        public var callsUnauthorized: String?
         public var clock: @Sendable () -> Date = { Date() }
 
         public init(callbackURL: String, listen: String? = nil) {
@@ -118,7 +124,7 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
             try? await database.close()
             throw StoreError(error.code, error.message)
         }
-        let delivery = Delivery(database: database, channel: Self.channel, door: door, callbackURL: options.callbackURL,
+        let delivery = Delivery(database: database, channel: door.channel, door: door, callbackURL: options.callbackURL,
                                 policy: Delivery.Policy(attempts: options.deliveryAttempts, firstBackoff: options.firstBackoff,
                                                         longestBackoff: options.longestBackoff, lanes: options.lanes,
                                                         timeout: options.callTimeout),
@@ -126,7 +132,9 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
         // Both run from here until `close()`, which ends and awaits them: the intake on the state
         // file's thread (its appends then run inline), the delivery wherever.
         let intake = Task(executorPreference: database.taskExecutor) {
-            await Self.takeIn(jobs, database: database, events: events) { worker.withLock { $0?.bots.map(\.id) } ?? [] }
+            await Self.takeIn(jobs, database: database, events: events, retryStatus: door.retryStatus) {
+                worker.withLock { $0?.bots.map(\.id) } ?? []
+            }
         }
         running = Running(server: server, jobs: continuation, intake: intake, delivery: delivery,
                           delivering: Task { await delivery.run() })
@@ -135,6 +143,9 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
 
     /// The address the listener is bound to (nil when not listening).
     public var listenAddress: String? { running?.server.address }
+
+    /// The front door's delivery channel in the state file.
+    public var channel: String { door.channel }
 
     public func serve(_ worker: Worker) {
         self.worker.withLock { $0 = worker }
@@ -183,7 +194,7 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
     // MARK: - Dead letters
 
     /// The calls given up on, oldest first.
-    public func deadLetters() async throws -> [DeadLetter] { try await database.deadLetters(channel: Self.channel) }
+    public func deadLetters() async throws -> [DeadLetter] { try await database.deadLetters(channel: channel) }
 
     /// What sending a dead letter again came to.
     public struct Resent: Sendable {
@@ -194,13 +205,12 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
         public var detail: String
     }
 
-    /// Sends `letters` again now, one after another, signed as the worker signs; those the
-    /// receiver takes are removed from the dead letters, the others stay.
+    /// Sends `letters` again now, one after another, signed or authorized as the worker's calls
+    /// are, each prepared as a repeat (a backend without idempotency keys is asked first whether
+    /// it has the call); those the receiver takes, or has, are removed from the dead letters, the
+    /// others stay.
     public func resend(_ letters: [DeadLetter]) async throws -> [Resent] {
-        if options.secretMissing {
-            throw StoreError("no-secret", "set \(Self.secretVariable) to sign the calls sent again (or pass --signatures off "
-                             + "if the receiver takes them unsigned)")
-        }
+        if let why = options.callsUnauthorized { throw StoreError("no-credentials", why) }
         let client = HTTPClient(connections: 1, timeout: options.callTimeout)
         defer { client.close() }
         var out: [Resent] = []
@@ -209,13 +219,16 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
                 out.append(Resent(letter: letter, delivered: false, detail: "a call this version cannot read"))
                 continue
             }
-            let outcome = await Delivery.send(call, to: options.callbackURL, through: client, door: door,
-                                              timeout: options.callTimeout, now: options.clock())
+            let outcome = await Delivery.send(call, repeated: true, to: options.callbackURL, through: client, door: door,
+                                              timeout: options.callTimeout, clock: options.clock)
             switch outcome {
             case let .delivered(status):
-                try await database.removeDeadLetter(channel: Self.channel, id: letter.id)
+                try await database.removeDeadLetter(channel: channel, id: letter.id)
                 out.append(Resent(letter: letter, delivered: true, detail: "HTTP \(status)"))
-            case let .failed(_, error, _), let .refused(_, error):
+            case let .settled(why):
+                try await database.removeDeadLetter(channel: channel, id: letter.id)
+                out.append(Resent(letter: letter, delivered: true, detail: why))
+            case let .failed(_, error, _, _), let .refused(_, error):
                 out.append(Resent(letter: letter, delivered: false, detail: error))
             }
         }
@@ -271,7 +284,7 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
 
     private func enqueue(_ job: Job, _ responder: HTTPServer.Responder) {
         guard let running, case .enqueued = running.jobs.yield(job) else {
-            return responder.respond(.error(503, "stopping", "the worker is stopping; send again shortly"))
+            return responder.respond(Self.retryLater(door.retryStatus, "stopping", "the worker is stopping; send again shortly"))
         }
     }
 
@@ -287,17 +300,17 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
     // MARK: - The intake (on the state file's thread)
 
     /// `bots`: the worker's bots, whose states `GET /v1/conversations/ID` shows.
-    private static func takeIn(_ jobs: AsyncStream<Job>, database: SQLiteStore, events: WebhookEvents,
+    private static func takeIn(_ jobs: AsyncStream<Job>, database: SQLiteStore, events: WebhookEvents, retryStatus: Int,
                                bots: @Sendable () -> [String]) async {
         for await job in jobs {
             switch job {
             case let .messages(messages, responder):
-                responder.respond(await commit(messages, database, events))
+                responder.respond(await commit(messages, database, events, retryStatus: retryStatus))
             case let .conversation(id, responder):
                 do {
                     responder.respond(try await conversation(id, database, bots: bots()))
                 } catch {
-                    responder.respond(storeFailed(error, events))
+                    responder.respond(storeFailed(error, events, status: retryStatus))
                 }
             }
         }
@@ -305,7 +318,8 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
 
     /// Appends each message (a message id already stored is left as it is) and says which were
     /// new: 202 when any was, 200 when all were in already.
-    private static func commit(_ messages: [NewMessage], _ database: SQLiteStore, _ events: WebhookEvents) async -> HTTPServer.Response {
+    private static func commit(_ messages: [NewMessage], _ database: SQLiteStore, _ events: WebhookEvents,
+                               retryStatus: Int) async -> HTTPServer.Response {
         do {
             // A message stored before has a seq at most this; a new one, above it.
             let before = try await database.latestSeq()
@@ -332,15 +346,21 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
             return json(accepted > 0 ? 202 : 200, String(decoding: w.bytes, as: UTF8.self))
         } catch {
             // What was appended before the failure stays: sent again, it comes back "duplicate".
-            return storeFailed(error, events)
+            return storeFailed(error, events, status: retryStatus)
         }
     }
 
-    private static func storeFailed(_ error: any Error, _ events: WebhookEvents) -> HTTPServer.Response {
+    private static func storeFailed(_ error: any Error, _ events: WebhookEvents, status: Int) -> HTTPServer.Response {
         let message = (error as? StoreError)?.message ?? "\(error)"
         events.warning("webhook-store-error", [("error", message)])
-        var r = HTTPServer.Response.error(503, "store-unavailable", "the state file could not be written or read: \(message); "
-                                           + "nothing is acknowledged: send again")
+        return retryLater(status, "store-unavailable", "the state file could not be written or read: \(message); "
+                          + "nothing is acknowledged: send again")
+    }
+
+    /// An answer asking the backend to send the request again in a second, with the status its
+    /// retries cover (`FrontDoor.retryStatus`).
+    static func retryLater(_ status: Int, _ code: String, _ message: String) -> HTTPServer.Response {
+        var r = HTTPServer.Response.error(status, code, message)
         r.headers["Retry-After"] = "1"
         return r
     }

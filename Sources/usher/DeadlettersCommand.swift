@@ -4,26 +4,30 @@ import UsherStore
 import UsherWebhook
 import UsherYAML
 
-/// `usher deadletters`: the webhook's calls given up on — listed, and sent again.
+/// `usher deadletters`: the calls of the webhook and Chatwoot stores given up on — listed, and
+/// sent again.
 enum DeadlettersCommand: Command {
     static let name = "deadletters"
-    static let summary = "list the webhook calls given up on, and send them again"
+    static let summary = "list the webhook or Chatwoot calls given up on, and send them again"
     static let help = """
-    Usage: usher deadletters --store webhook:CALLBACK_URL [--state FILE] [--resend ID|all] [--format text|json]
+    Usage: usher deadletters --store webhook:CALLBACK_URL|chatwoot+http[s]://HOST[:PORT] [--state FILE]
+                             [--resend ID|all] [--format text|json]
 
-    The calls of the webhook store that were not delivered: refused by the receiver (a 4xx
-    other than 408 and 429), or still failing after --attempts tries (timeouts, no
+    The calls of the webhook or Chatwoot store that were not delivered: refused by the receiver
+    (a 4xx other than 408 and 429), or still failing after --attempts tries (timeouts, no
     connection, 5xx). Oldest first, with the status and error of the last attempt.
 
-    With --resend, sends them again now, to CALLBACK_URL as given here, with their
-    Idempotency-Key and a fresh signature (USHER_WEBHOOK_SECRET, unless --signatures off); those
-    the receiver takes (2xx) stop being dead letters, the others stay. A dead letter no longer
-    holds up its conversation: sent again, it arrives after the calls that followed it.
+    With --resend, sends them again now, to the store's URL as given here: the webhook's with
+    their Idempotency-Key and a fresh signature (USHER_WEBHOOK_SECRET, unless --signatures off),
+    Chatwoot's with the bot's token (CHATWOOT_API_TOKEN), each message only after Chatwoot's
+    conversation shows it was not made already; those the receiver takes (2xx), or has, stop
+    being dead letters, the others stay. A dead letter no longer holds up its conversation:
+    sent again, it arrives after the calls that followed it.
 
     Options:
-      --store URL       the webhook store (webhook:CALLBACK_URL)
+      --store URL       the store: webhook:CALLBACK_URL or chatwoot+http[s]://HOST[:PORT]
       --state FILE      its state file (default usher-state.db)
-      --signatures off  send unsigned (when the receiver takes unsigned calls)
+      --signatures off  webhook: send unsigned (when the receiver takes unsigned calls)
       --resend ID|all   send the dead letter ID (repeatable), or all of them, again
       --format FORMAT   text (default) or json
       -h, --help        show this help
@@ -37,8 +41,9 @@ enum DeadlettersCommand: Command {
         let a = try Arguments(args, options: Stores.optionNames.union(["--store", "--resend", "--format"]), flags: [])
         guard a.positionals.isEmpty else { throw UsageError("takes no arguments") }
         let format = try a.choice("--format", ["text", "json"], default: "text")
-        guard let url = a.value("--store"), WebhookStore.adapter.opens(url) else {
-            throw UsageError("give the webhook store: --store webhook:CALLBACK_URL (and --state FILE unless usher-state.db)")
+        guard let url = a.value("--store"), [WebhookStore.adapter, ChatwootAgentBot.adapter].contains(where: { $0.opens(url) }) else {
+            throw UsageError("give the webhook or Chatwoot store: --store webhook:CALLBACK_URL or chatwoot+http://HOST:PORT "
+                             + "(and --state FILE unless usher-state.db)")
         }
         let resend = a.all("--resend")
         var chosen = Set<Int64>()
@@ -48,7 +53,7 @@ enum DeadlettersCommand: Command {
         }
         let ids = resend.isEmpty || resend.contains("all") ? nil : chosen
         guard let store = try Stores.open(url, a, mustExist: true) as? WebhookStore else {
-            throw UsageError("\(StoreURL.redacted(url)) is not a webhook store")
+            throw UsageError("\(StoreURL.redacted(url)) is not a webhook or Chatwoot store")
         }
         return blocking(closing: store) {
             var letters = try await store.deadLetters()

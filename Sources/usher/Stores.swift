@@ -15,6 +15,7 @@ enum Stores {
         StdioStore.adapter,
         FirestoreStore.adapter,
         WebhookStore.adapter,
+        ChatwootAgentBot.adapter,
     ]
 
     static let `default` = "sqlite:usher.db"
@@ -32,8 +33,10 @@ enum Stores {
         }
         var lines = ["  " + "--store URL".padding(column - 2) + "where the messages are (default \(`default`)):"]
         lines += adapters.map { indented($0.help) }
+        var listed = Set<String>()
         for adapter in adapters {
-            for option in adapter.options {
+            // An option several adapters share word for word (the webhook's and Chatwoot's) once.
+            for option in adapter.options where listed.insert("\(option.name) \(option.value) \(option.help)").inserted {
                 lines.append("  " + "\(option.name) \(option.value)".padding(column - 2) + indented(option.help).dropFirst(column))
             }
         }

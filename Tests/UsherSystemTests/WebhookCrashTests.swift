@@ -57,47 +57,10 @@ struct WebhookCrashTests {
                               environment: [WebhookStore.secretVariable: Self.secret])
         }
 
-        let fed = Flag()
-        let posting = Task {
-            defer { fed.set() }
+        let loop = try await KillLoop.run(start: start, setDown: receiver.setDown, refused: { receiver.refused }) {
             try await Self.post(to: address)
         }
-        // The receiver goes down (503) and up on its own clock, apart from the kills: down from
-        // the start until it has refused a call, then in stretches.
-        let killed = Flag()
-        receiver.setDown(true)
-        let flapping = Task {
-            var stretches = 1
-            var rng = SystemRandomNumberGenerator()
-            while receiver.refused == 0 { try await Task.sleep(for: .milliseconds(5)) }
-            receiver.setDown(false)
-            while !killed.isSet {
-                try await Task.sleep(for: .milliseconds(Int.random(in: 200...600, using: &rng)))
-                receiver.setDown(true)
-                stretches += 1
-                try await Task.sleep(for: .milliseconds(Int.random(in: 100...500, using: &rng)))
-                receiver.setDown(false)
-            }
-            return stretches
-        }
-        var rng = SystemRandomNumberGenerator()
-        var kills = 0
-        var worker = try start()
-        while kills < 30 || !fed.isSet {
-            try await Task.sleep(for: .milliseconds(Int.random(in: 50...400, using: &rng)))
-            guard worker.process.isRunning else {
-                Issue.record("the worker exited by itself (status \(worker.process.terminationStatus)):\n\(worker.log)")
-                break
-            }
-            worker.kill9()
-            kills += 1
-            worker = try start()
-            if kills > 300 { break }
-        }
-        killed.set()
-        let stretches = try await flapping.value
-        receiver.setDown(false)
-        try await posting.value
+        let (kills, stretches, worker) = (loop.kills, loop.stretches, loop.worker)
 
         // Every conversation's six calls: three replies, the handoff's notice, the handoff, the
         // agents' notification.
