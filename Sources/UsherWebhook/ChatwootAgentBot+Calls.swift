@@ -1,6 +1,7 @@
 public import Foundation
 public import UsherHTTP
 public import UsherSQLite
+import UsherEngine
 import UsherJSON
 import UsherStore
 
@@ -15,7 +16,7 @@ extension ChatwootAgentBot {
             switch action {
             case let .message(m):
                 // A reply, and the customer-facing notice of a handoff: a normal outgoing message.
-                return [message(m.text, private: false, key: m.id, conversation: m.conversationID)]
+                return [message(m.text, private: false, key: m.id, conversation: m.conversationID, quickReplies: m.quickReplies)]
             case let .handoff(h):
                 return handoff(h)
             case let .notification(n):
@@ -129,16 +130,55 @@ extension ChatwootAgentBot {
     // MARK: - Helpers
 
     /// `POST …/messages`: an outgoing message (a note when `private`), marked with its key.
-    func message(_ text: String, private isPrivate: Bool, key: String, conversation: String) -> OutboundCall {
-        var w = JSONWriter(capacity: text.utf8.count + key.utf8.count + 112)
+    ///
+    /// A reply's buttons make it an `input_select` message, each an item of `title` and `value`
+    /// (the only keys Chatwoot takes: app/models/concerns/content_attribute_validator.rb), the
+    /// value the title — what the widget sends back as the customer's message when it is picked.
+    /// Chatwoot has no link among a select's items (a `cards` message would show each link as a
+    /// card of its own, without the reply's text), so links are written under the text as
+    /// Markdown links, which Chatwoot renders.
+    func message(_ text: String, private isPrivate: Bool, key: String, conversation: String,
+                 quickReplies: [QuickReply] = []) -> OutboundCall {
+        let buttons = quickReplies.filter { !$0.isLink }
+        var content = text
+        for link in quickReplies where link.isLink {
+            content += "\n[" + Self.markdownLinkText(link.title) + "](" + Self.markdownLinkDestination(link.url!) + ")"
+        }
+        var w = JSONWriter(capacity: content.utf8.count + key.utf8.count + 112 + 48 * buttons.count)
         w.byte(UInt8(ascii: "{"))
-        w.key("content", first: true); w.string(text)
+        w.key("content", first: true); w.string(content)
         w.key("message_type"); w.string("outgoing")
         w.key("private"); w.bool(isPrivate)
+        if !buttons.isEmpty { w.key("content_type"); w.string("input_select") }
         w.key("content_attributes"); w.byte(UInt8(ascii: "{")); w.string(Self.markerKey); w.byte(UInt8(ascii: ":")); w.string(key)
+        if !buttons.isEmpty {
+            w.key("items"); w.byte(UInt8(ascii: "["))
+            for (i, b) in buttons.enumerated() {
+                if i > 0 { w.byte(UInt8(ascii: ",")) }
+                w.byte(UInt8(ascii: "{")); w.key("title", first: true); w.string(b.title); w.key("value"); w.string(b.title)
+                w.byte(UInt8(ascii: "}"))
+            }
+            w.byte(UInt8(ascii: "]"))
+        }
         w.byte(UInt8(ascii: "}"))
         w.byte(UInt8(ascii: "}"))
         return call("messages", body: w.text, key: key, conversation: conversation)
+    }
+
+    /// A link's address as a Markdown link destination: the characters that would end it
+    /// (parentheses, spaces) percent-encoded, which leaves the address the same.
+    static func markdownLinkDestination(_ url: String) -> String {
+        url.replacingOccurrences(of: " ", with: "%20").replacingOccurrences(of: "(", with: "%28").replacingOccurrences(of: ")", with: "%29")
+    }
+
+    /// A link's title as Markdown link text: brackets and backslashes escaped.
+    static func markdownLinkText(_ title: String) -> String {
+        var out = ""
+        for ch in title {
+            if ch == "[" || ch == "]" || ch == "\\" { out.append("\\") }
+            out.append(ch)
+        }
+        return out
     }
 
     /// A POST under the conversation; its path is empty when the conversation is not Chatwoot's

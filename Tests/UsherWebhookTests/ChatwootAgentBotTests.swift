@@ -180,6 +180,21 @@ struct ChatwootAgentBotTests {
         #expect(calls[1].body.contains(#""content":"Connecting you","message_type":"outgoing","private":false"#))
     }
 
+    @Test func buttonsMakeAnInputSelectAndLinksAreMarkdownUnderTheText() {
+        var m = StoredMessage(seq: 1, id: "support:123:0", conversationID: "1/42", from: .bot, text: "Anything else?", at: now, ruleID: "help")
+        m.quickReplies = [QuickReply(title: "Track my order"), QuickReply(title: "Returns [EU]", url: "https://shop.example/returns (eu)"),
+                          QuickReply(title: "Talk to a human")]
+        let calls = door.calls(for: [.message(m)])
+        #expect(calls.map(\.path) == ["/api/v1/accounts/1/conversations/42/messages"])
+        #expect(calls[0].body == #"{"content":"Anything else?\n[Returns \\[EU\\]](https://shop.example/returns%20%28eu%29)","#
+                + #""message_type":"outgoing","private":false,"content_type":"input_select","content_attributes":{"usher_key":"support:123:0","#
+                + #""items":[{"title":"Track my order","value":"Track my order"},{"title":"Talk to a human","value":"Talk to a human"}]}}"#)
+        // Links alone: a plain message, the links under the text.
+        m.quickReplies = [QuickReply(title: "Returns", url: "https://shop.example/returns")]
+        #expect(door.calls(for: [.message(m)])[0].body == #"{"content":"Anything else?\n[Returns](https://shop.example/returns)","#
+                + #""message_type":"outgoing","private":false,"content_attributes":{"usher_key":"support:123:0"}}"#)
+    }
+
     @Test func aHandoffIsANoteTheTeamAndTheConversationOpened() {
         let calls = door.calls(for: [handoff()])
         #expect(calls.map(\.path) == ["/api/v1/accounts/1/conversations/42/messages", "/api/v1/accounts/1/conversations/42/assignments",

@@ -146,6 +146,42 @@ struct ChatwootStoreTests {
         }
     }
 
+    /// A reply's buttons reach Chatwoot as an `input_select` message (the stand-in refuses items
+    /// with keys Chatwoot's validator refuses), its links as Markdown under the text; a button
+    /// picked comes back as the customer's message and is answered.
+    @Test func quickRepliesBecomeAnInputSelect() async throws {
+        let (store, chatwoot) = try await chatwootStore()
+        defer { chatwoot.close() }
+        let bot = try temporaryBot("""
+            version: 1
+            rules:
+              - id: track
+                when: {keywords: [track]}
+                then: [reply: "Your order ships tomorrow."]
+              - id: menu
+                when: {customer_messages: {at_least: 1}}
+                then:
+                  - reply:
+                      text: How can we help?
+                      quick_replies: [Track my order, {title: Returns, url: "https://shop.example/returns"}]
+            """)
+        defer { try? FileManager.default.removeItem(at: bot) }
+        try await withWebhookWorker(store, bot: bot.path) { _ in
+            let c = chatwoot.startConversation(contact: "Pooja")
+            try await chatwoot.customerWrites(c, "hello")
+            try await eventually("the menu") { (chatwoot.conversation(c)?.messages.filter { $0.sender == .bot }.count ?? 0) == 1 }
+            let menu = try #require(chatwoot.conversation(c)?.messages.first { $0.sender == .bot })
+            #expect(menu.contentType == "input_select")
+            #expect(menu.items == [["title": "Track my order", "value": "Track my order"]])
+            #expect(menu.content == "How can we help?\n[Returns](https://shop.example/returns)")
+            #expect(chatwoot.calls.allSatisfy { $0.status == 200 }, "\(chatwoot.calls.map(\.body))")
+
+            try await chatwoot.customerWrites(c, menu.items[0]["value"]!)
+            try await eventually("the answer") { (chatwoot.conversation(c)?.messages.filter { $0.sender == .bot }.count ?? 0) == 2 }
+            #expect(written(chatwoot, c).map(\.text).last == "Your order ships tomorrow.")
+        }
+    }
+
     /// Tags become labels, merged into those the agents set; a resolution starts a new session.
     @Test func tagsBecomeLabelsAndAResolutionStartsOver() async throws {
         let (store, chatwoot) = try await chatwootStore()
