@@ -33,8 +33,8 @@ public struct Decision: Sendable {
     /// Set when a safety limit of bot.yaml (`limits.loop_guard`, `limits.max_bot_replies`)
     /// dropped this decision's replies.
     public var limit: ReplyLimit?
-    /// The language a reply written per language answered in, and why; nil when no such reply
-    /// was sent.
+    /// The language of the first text written per language the decision sent (a reply or a
+    /// notice), and why; nil when it sent none.
     public var language: LanguageChoice?
 
     public init(outcome: Outcome, effects: [Effect], state: ConversationState, ruleSetVersion: String,
@@ -172,7 +172,7 @@ public struct RuleTrace: Sendable, Hashable {
     public var matched: String?
 }
 
-/// The language a reply written per language (`reply: {en: …, es: …}`) answered in.
+/// The language a text written per language (`reply: {en: …, es: …}`, a notice) was sent in.
 public struct LanguageChoice: Sendable, Hashable {
     /// Why this language.
     public enum Reason: Sendable, Hashable {
@@ -180,9 +180,12 @@ public struct LanguageChoice: Sendable, Hashable {
         case locale(String)
         /// The message's words (or script) are in this language.
         case detected
+        /// The message does not tell, and an earlier message of the conversation did
+        /// (`ConversationState.language`).
+        case conversation
         /// Neither told: the bot's first language (bot.yaml's `language`).
         case botLanguage
-        /// The reply has no text in any of those: its first.
+        /// The text has none in any of those languages: its first.
         case firstListed
     }
 
@@ -199,16 +202,18 @@ public struct LanguageChoice: Sendable, Hashable {
         switch reason {
         case let .locale(l): "\(language) (the conversation's locale \(l))"
         case .detected: "\(language) (the language of the message)"
+        case .conversation: "\(language) (the conversation's language, from an earlier message)"
         case .botLanguage: "\(language) (the bot's first language: the message does not tell)"
-        case .firstListed: "\(language) (the reply's first: it has no text in the bot's languages)"
+        case .firstListed: "\(language) (the first written: there is no text in the bot's languages)"
         }
     }
 
-    /// `locale`, `detected`, `bot_language` or `first_listed`, for JSON.
+    /// `locale`, `detected`, `conversation`, `bot_language` or `first_listed`, for JSON.
     public var reasonName: String {
         switch reason {
         case .locale: "locale"
         case .detected: "detected"
+        case .conversation: "conversation"
         case .botLanguage: "bot_language"
         case .firstListed: "first_listed"
         }

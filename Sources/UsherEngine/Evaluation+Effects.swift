@@ -27,6 +27,14 @@ extension Evaluation {
         t.render { variable($0, captures) }
     }
 
+    /// A notice in the customer's language when it is written per language (`choose`).
+    mutating func render(_ text: LocalizedTemplate, _ captures: [String: String]) -> String {
+        switch text {
+        case let .text(t): render(t, captures)
+        case let .languages(texts): render(texts[choose(texts.map(\.language))].template, captures)
+        }
+    }
+
     /// Turns a rule's actions into effects and state changes.
     mutating func apply(_ actions: [Action], rule: String, captures: [String: String]) {
         let fires = max(1, state.fires(of: rule))
@@ -34,7 +42,7 @@ extension Evaluation {
             switch action {
             case let .reply(reply):
                 var reply = reply
-                if case let .languages(replies) = reply.form { reply = choose(replies).reply }
+                if case let .languages(replies) = reply.form { reply = replies[choose(replies.map(\.language))].reply }
                 let template: Template
                 switch reply.form {
                 case let .text(t): template = t
@@ -53,10 +61,11 @@ extension Evaluation {
                 state.botReplies += 1
                 state.recentReplies.append(now)
             case let .system(t):
-                effects.append(.system(text: render(t, captures), rule: rule))
+                let text = render(t, captures)
+                effects.append(.system(text: text, rule: rule))
             case let .handoff(h):
-                handOff(reason: h.reason, queue: h.queue, priority: h.priority,
-                        message: render(h.message ?? ruleSet.bot.handoff.systemMessage, captures), rule: rule)
+                let message = render(h.message ?? ruleSet.bot.handoff.systemMessage, captures)
+                handOff(reason: h.reason, queue: h.queue, priority: h.priority, message: message, rule: rule)
             case let .tag(t):
                 if !state.tags.contains(t) { state.tags.append(t); state.tags.sort() }
                 effects.append(.tag(t))
@@ -76,23 +85,31 @@ extension Evaluation {
         }
     }
 
-    /// The reply in the customer's language: the conversation's locale when the reply has it,
-    /// else the language of the message, else the bot's first language, else the reply's first.
+    /// Of texts written in `languages` (a reply's or a notice's, in the file's order), the
+    /// index of the one in the customer's language: the conversation's locale when there is a
+    /// text in it, else the language the message tells clearly, else the language of the
+    /// conversation's earlier messages (`ConversationState.language`), else the language the
+    /// message barely tells (one word), else the bot's first language, else the first written.
     /// The first choice of a decision is recorded in `language`.
-    mutating func choose(_ replies: [LanguageReply]) -> LanguageReply {
-        func has(_ code: String?) -> LanguageReply? { code.flatMap { c in replies.first { $0.language == c } } }
-        let choice: (LanguageReply, LanguageChoice.Reason)
-        if let locale = state.locale, let r = has(Self.language(ofLocale: locale)) {
-            choice = (r, .locale(locale))
-        } else if let r = has(messageLanguage()) {
-            choice = (r, .detected)
-        } else if let r = has(ruleSet.bot.languages.first) {
-            choice = (r, .botLanguage)
+    mutating func choose(_ languages: [String]) -> Int {
+        func has(_ code: String?) -> Int? { code.flatMap { languages.firstIndex(of: $0) } }
+        let told = messageLanguage()
+        let choice: (index: Int, reason: LanguageChoice.Reason)
+        if let locale = state.locale, let i = has(Self.language(ofLocale: locale)) {
+            choice = (i, .locale(locale))
+        } else if let told, told.confident, let i = has(told.language) {
+            choice = (i, .detected)
+        } else if let i = has(earlierLanguage) {
+            choice = (i, .conversation)
+        } else if let i = has(told?.language) {
+            choice = (i, .detected)
+        } else if let i = has(ruleSet.bot.languages.first) {
+            choice = (i, .botLanguage)
         } else {
-            choice = (replies[0], .firstListed)
+            choice = (0, .firstListed)
         }
-        if language == nil { language = LanguageChoice(language: choice.0.language, reason: choice.1) }
-        return choice.0
+        if language == nil { language = LanguageChoice(language: languages[choice.index], reason: choice.reason) }
+        return choice.index
     }
 
     /// `es-MX`, `es_MX`, `ES` → `es`.
@@ -102,10 +119,10 @@ extension Evaluation {
     }
 
     /// The message's language among the bot's, worked out once per decision.
-    private mutating func messageLanguage() -> String? {
+    mutating func messageLanguage() -> LanguageGuess.Guess? {
         if let known = detectedLanguage { return known }
         let guess = LanguageGuess(languages: ruleSet.bot.languages, dictionaries: ruleSet.bot.dictionaries)
-            .language(of: matcher.normalizedText())
+            .guess(matcher.normalizedText())
         detectedLanguage = .some(guess)
         return guess
     }

@@ -21,7 +21,9 @@ struct Evaluation {
     /// The language of the first reply written per language, once one is sent.
     var language: LanguageChoice?
     /// The message's language among the bot's (nil inside: it does not tell), once asked.
-    var detectedLanguage: String??
+    var detectedLanguage: LanguageGuess.Guess??
+    /// The conversation's language before this message (`ConversationState.language`).
+    var earlierLanguage: String?
 
     init(ruleSet: RuleSet, state: ConversationState, message: Message, now: Date, idle: TimeInterval,
          options: Engine.Options) {
@@ -38,6 +40,13 @@ struct Evaluation {
     }
 
     consuming func decide() -> Decision {
+        // The conversation remembers the language its customer writes in, for the texts per
+        // language of messages that do not tell it ("ok"): a message that tells it clearly
+        // changes it, one that barely tells (one word) only when none is known yet.
+        earlierLanguage = state.language
+        if ruleSet.speaksPerLanguage, let told = messageLanguage(), told.confident || state.language == nil {
+            state.language = told.language
+        }
         let waiting = state.owner == .waiting
         let candidates = options.trace ? Array(ruleSet.rules.indices) : matcher.candidateRules()
         var fired: [(rule: Rule, captures: [String: String])] = []

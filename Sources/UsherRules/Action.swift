@@ -2,7 +2,7 @@
 /// What a rule does when it fires (`then`, `fallback`).
 public enum Action: Sendable, Hashable {
     case reply(Reply)
-    case system(Template)
+    case system(LocalizedTemplate)
     case handoff(Handoff)
     case tag(String)
     case untag(String)
@@ -17,8 +17,8 @@ public enum Action: Sendable, Hashable {
     public var templates: [Template] {
         switch self {
         case let .reply(r): r.templates
-        case let .system(t): [t]
-        case let .handoff(h): h.message.map { [$0] } ?? []
+        case let .system(t): t.templates
+        case let .handoff(h): h.message?.templates ?? []
         case let .notify(t, _): [t]
         case let .set(entries): entries.map(\.value)
         case .tag, .untag: []
@@ -103,9 +103,9 @@ public struct Handoff: Sendable, Hashable {
     public var queue: String?
     public var priority: HandoffPriority?
     /// Overrides the bot's `handoff.system_message`.
-    public var message: Template?
+    public var message: LocalizedTemplate?
 
-    public init(reason: String, queue: String? = nil, priority: HandoffPriority? = nil, message: Template? = nil) {
+    public init(reason: String, queue: String? = nil, priority: HandoffPriority? = nil, message: LocalizedTemplate? = nil) {
         self.reason = reason
         self.queue = queue
         self.priority = priority

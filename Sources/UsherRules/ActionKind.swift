@@ -22,8 +22,8 @@ package struct ActionKind: Sendable {
         /// A text, a list of texts (variants), `{sequence: [...]}` or `{text, quick_replies}`, or
         /// one of those per language.
         case reply
-        /// One template, made into the action by the function.
-        case template(@Sendable (Template) -> Action)
+        /// A customer-facing text, or one per language, made into the action by the function.
+        case notice(@Sendable (LocalizedTemplate) -> Action)
         /// `{reason, queue, priority, message}`, each optional, or nothing.
         case handoff
         /// A tag name, made into the action by the function.
@@ -41,9 +41,9 @@ extension ActionKind {
         ActionKind(key: "reply", value: .reply,
                    summary: "a bot message; a list rotates deterministically per conversation; a sequence picks by how many times this rule has fired in the session; `quick_replies` adds buttons and links",
                    description: "Send a message as the bot. A text; or a list of texts, used in turn (each conversation gets a fixed rotation, so replies do not repeat back to back); or {sequence: [...]}, where the first time this rule fires in a session sends the first text, the second time the second, and so on. Add buttons and links with {text: ..., quick_replies: [Track my order, {title: Returns, url: \"https://...\"}]} (or {sequence: [...], quick_replies: [...]}). Or one of those per language, {en: ..., es: ...}: the conversation's locale chooses, else the language of the customer's message, else the language the conversation was last seen in, else the bot's first language."),
-        ActionKind(key: "system", value: .template({ .system($0) }),
-                   summary: "a system notice (sender type `system`)",
-                   description: "Write a system notice into the conversation (shown to the customer as a notice, not as the bot speaking)."),
+        ActionKind(key: "system", value: .notice({ .system($0) }),
+                   summary: "a system notice (sender type `system`), in the customer's language when written per language",
+                   description: "Write a system notice into the conversation (shown to the customer as a notice, not as the bot speaking). A text, or one per language, {en: ..., es: ...}, chosen as a reply's language is."),
         ActionKind(key: "handoff", value: .handoff,
                    summary: "writes the system message (default from the bot file), sets the conversation's owner to \"waiting for agent\" (the seed's `isAssignedToAgent = true`), raises an agent notification",
                    description: "Hand the conversation to a human agent: write the handoff system message, mark the conversation as waiting for an agent, and (if the bot says so) notify agents. After a handoff the bot stays silent except for rules with while_waiting: true. Write {reason: ..., queue: ...}, or nothing after the colon for all defaults."),
@@ -80,7 +80,7 @@ extension ActionKind.Value {
         case .reply:
             ["anyOf": [JSONSchema.reference("template"), JSONSchema.list(of: JSONSchema.reference("template")),
                        JSONSchema.replyMessage, JSONSchema.replyLanguages]]
-        case .template: JSONSchema.allOf("template")
+        case .notice: JSONSchema.allOf("notice")
         case .handoff: JSONSchema.handoffFields
         case .tagName: JSONSchema.allOf("tagName")
         case .notify: ["anyOf": [JSONSchema.reference("template"), JSONSchema.notifyFields]]
@@ -92,7 +92,7 @@ extension ActionKind.Value {
     package var forms: String {
         switch self {
         case .reply: "`TEXT`, `[TEXT, …]`, `{sequence: [TEXT, …]}`, `{text: TEXT, quick_replies: [BUTTON, {title, url}, …]}`, or `{en: …, es: …}` with one of those per language"
-        case .template: "`TEXT`"
+        case .notice: "`TEXT`, or `{en: TEXT, es: TEXT}`"
         case .handoff: "`\(JSONSchema.handoffFields.propertyNames.braced)`, each optional, or nothing"
         case .tagName: "`NAME`"
         case .notify: "`TEXT` or `\(JSONSchema.notifyFields.propertyNames.braced)`"

@@ -7,11 +7,12 @@ public import UsherText
 public struct BotConfig: Sendable {
     /// Handoff defaults for every `handoff` action.
     public struct HandoffDefaults: Sendable {
-        public var systemMessage: Template
+        /// Written per language or once (`LocalizedTemplate`).
+        public var systemMessage: LocalizedTemplate
         public var queue: String
         public var notify: Bool
         public static let seed = HandoffDefaults(
-            systemMessage: Template(literal: "Thanks for your question! We're connecting you to a support agent now."),
+            systemMessage: .text(Template(literal: "Thanks for your question! We're connecting you to a support agent now.")),
             queue: "general", notify: true)
     }
 
@@ -21,9 +22,9 @@ public struct BotConfig: Sendable {
         public var within: TimeInterval
         /// The notice the customer sees when the guard hands off; `nil`: the bot's
         /// `handoff.system_message`.
-        public var message: Template?
+        public var message: LocalizedTemplate?
 
-        public init(replies: Int, within: TimeInterval, message: Template? = nil) {
+        public init(replies: Int, within: TimeInterval, message: LocalizedTemplate? = nil) {
             self.replies = replies
             self.within = within
             self.message = message

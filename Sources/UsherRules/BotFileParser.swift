@@ -110,6 +110,10 @@ struct BotFileParser {
             }
         }
 
+        // First: the bot's texts per language are checked against its languages.
+        let language = parseLanguages(m)
+        if language == nil { ok = false }
+
         var maxReplies: Int?
         var loopGuard: BotConfig.LoopGuard?
         var decisionBudget = BotConfig.defaultDecisionBudget
@@ -123,11 +127,10 @@ struct BotFileParser {
                     .flatMap { reader.integer($0, "'replies'", in: 1...10_000) }
                 let within = reader.require(g["within"], "within", in: n, "'loop_guard'", example: "within: 1m")
                     .flatMap { reader.duration($0, "'within'") }
-                var message: Template?
+                var message: LocalizedTemplate?
                 if let m = g["message"] {
-                    message = reader.text(m, "'message'").flatMap {
-                        TemplateParser(reader: reader, captures: [], context: "the loop guard's message").parse($0, m)
-                    }
+                    message = TemplateParser(reader: reader, captures: [], context: "the loop guard's message")
+                        .localized(m, "'message'", languages: language?.languages)
                     if message == nil { ok = false }
                 }
                 if let replies, let within { loopGuard = .init(replies: replies, within: within, message: message) } else { ok = false }
@@ -139,8 +142,9 @@ struct BotFileParser {
 
         var handoff = BotConfig.HandoffDefaults.seed
         if let node = m["handoff"], let h = reader.mapping(node, "'handoff'", allowed: Self.handoffKeys) {
-            if let n = h["system_message"], let s = reader.text(n, "'system_message'") {
-                if let t = TemplateParser(reader: reader, captures: [], context: "the handoff message").parse(s, n) {
+            if let n = h["system_message"] {
+                if let t = TemplateParser(reader: reader, captures: [], context: "the handoff message")
+                    .localized(n, "'system_message'", languages: language?.languages) {
                     handoff.systemMessage = t
                 } else { ok = false }
             }
@@ -152,9 +156,6 @@ struct BotFileParser {
         if let node = m["channels"] {
             if let items = reader.texts(node, "'channels'") { channels = items.map { Glob($0.0) } } else { ok = false }
         }
-
-        let language = parseLanguages(m)
-        if language == nil { ok = false }
 
         var bot = BotConfig(id: id, name: name, senderId: senderId, timeZone: timeZone, ruleFiles: ruleFiles,
                             schedules: schedules, idleReset: idleReset, maxBotReplies: maxReplies,

@@ -142,8 +142,8 @@ extension JSONSchema {
                 "allOf": [reference("duration")],
             ],
             "message": [
-                "type": "string",
-                "description": "The system notice the customer sees when the loop guard hands off (templates like {{customer.name}} work). Default: handoff.system_message.",
+                "description": "The system notice the customer sees when the loop guard hands off (templates like {{customer.name}} work), or one per language: {en: ..., es: ...}. Default: handoff.system_message.",
+                "anyOf": [["type": "string", "minLength": 1], perLanguage(["type": "string", "minLength": 1])],
                 "examples": ["Let me get a person to help you with this."],
             ],
         ],
@@ -175,9 +175,8 @@ extension JSONSchema {
         "additionalProperties": false,
         "properties": [
             "system_message": [
-                "type": "string",
-                "minLength": 1,
-                "description": "The system message the customer sees when the conversation is handed to an agent, unless the handoff action gives its own message. Default: the seed's \"Thanks for your question! We're connecting you to a support agent now.\"",
+                "description": "The system message the customer sees when the conversation is handed to an agent, unless the handoff action gives its own message; or one per language, {en: ..., es: ...}, chosen as a reply's language is. Default: the seed's \"Thanks for your question! We're connecting you to a support agent now.\"",
+                "anyOf": [["type": "string", "minLength": 1], perLanguage(["type": "string", "minLength": 1])],
             ],
             "queue": [
                 "type": "string",

@@ -58,6 +58,10 @@ extension JSONSchema {
             "minLength": 1,
             "description": "Text, with optional placeholders: {{name}} for a named group (?<name>...) of this rule's regex; {{customer.name}}, {{customer.id}}; {{conversation.id}}, {{conversation.customer_messages}}, {{conversation.bot_replies}}, {{conversation.channel}}, {{conversation.locale}}; {{bot.name}}, {{bot.id}}; {{metadata.KEY}} for a value written by a `set` action. Write {{name|fallback text}} when the value may be missing, for example {{customer.name|there}}. Placeholders only substitute text: no code, no loops.",
         ],
+        "notice": [
+            "description": "A text the customer sees, or one per language: ISO 639 codes (en, es, zh) as keys, each with a text. The language is chosen as a reply's is: the conversation's locale, else the language of the customer's message, else the language the conversation was last seen in, else the bot's first language.",
+            "anyOf": [reference("template"), perLanguage(reference("template"))],
+        ],
         "quickReply": [
             "description": "A button: its text, which the customer's chat sends back as a message when pressed (Track my order). Or a link: {title: Returns policy, url: \"https://shop.example/returns\"}, which opens the address.",
             "anyOf": [reference("template"), quickReplyLink],
@@ -347,8 +351,8 @@ extension JSONSchema {
                 "description": .string("How urgent the handoff is for agents: \(HandoffPriority.allCases.map(\.rawValue).spoken(defaultValue: HandoffPriority.normal.rawValue))."),
             ],
             "message": [
-                "description": "The system message the customer sees. Default: handoff.system_message in bot.yaml.",
-                "allOf": [reference("template")],
+                "description": "The system message the customer sees: a text, or one per language ({en: ..., es: ...}). Default: handoff.system_message in bot.yaml.",
+                "allOf": [reference("notice")],
             ],
         ],
     ]
@@ -398,6 +402,11 @@ extension JSONSchema {
     /// `{"allOf": [{"$ref": "#/definitions/NAME"}]}`: a reference that a `description` can sit
     /// beside (draft-07 ignores the siblings of a bare `$ref`).
     static func allOf(_ name: String) -> JSONSchema { ["allOf": [reference(name)]] }
+
+    /// `{en: TEXT, es: TEXT}`: a text per language code.
+    static func perLanguage(_ text: JSONSchema) -> JSONSchema {
+        ["type": "object", "minProperties": 1, "propertyNames": ["pattern": "^[a-z]{2,3}$"], "additionalProperties": text]
+    }
 
     /// A non-empty list of `item`.
     static func list(of item: JSONSchema) -> JSONSchema { ["type": "array", "minItems": 1, "items": item] }

@@ -756,8 +756,8 @@ final class RuleCompiler {
                 return compileLanguageReplies(reader, v, pairs, templates).map { .reply(Reply(.languages($0))) }
             }
             return compileReply(reader, v, key, templates).map(Action.reply)
-        case let .template(make):
-            return template(v, "'\(key)'").map(make)
+        case let .notice(make):
+            return templates.localized(v, "'\(key)'", languages: languages).map(make)
         case .handoff:
             if v.isNull { return .handoff(Handoff(reason: "")) }
             guard let m = reader.mapping(v, "'\(key)'", allowed: Self.handoffKeys) else { return nil }
@@ -771,7 +771,7 @@ final class RuleCompiler {
                     ok = false
                 }
             }
-            if let n = m["message"] { if let t = template(n, "'message'") { h.message = t } else { ok = false } }
+            if let n = m["message"] { if let t = templates.localized(n, "'message'", languages: languages) { h.message = t } else { ok = false } }
             return ok ? .handoff(h) : nil
         case let .tagName(make):
             return reader.text(v, "'\(key)'").map(make)

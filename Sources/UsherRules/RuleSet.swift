@@ -30,6 +30,10 @@ public final class RuleSet: Sendable {
     public let version: String
     /// The text of every loaded file, for diagnostics.
     public let sources: [SourceText]
+    /// Whether a reply or a notice is written per language (a rule's, the fallback's, or
+    /// bot.yaml's handoff and loop-guard notices): then the engine tells the language of each
+    /// customer message among the bot's, and the conversation remembers it.
+    public let speaksPerLanguage: Bool
 
     public init(bot: BotConfig, rules: [Rule], fallback: [Action]?, fallbackLocation: SourceLocation?,
                 keywords: KeywordIndex, patterns: [Pattern], patternLocations: [SourceLocation],
@@ -46,6 +50,7 @@ public final class RuleSet: Sendable {
         self.patternLocations = patternLocations
         self.version = version
         self.sources = sources
+        self.speaksPerLanguage = Self.speaksPerLanguage(bot: bot, rules: rules, fallback: fallback)
 
         var literalTexts: [String] = []
         var literalIDs: [String: Int] = [:]
@@ -112,6 +117,22 @@ public final class RuleSet: Sendable {
             return parts.isEmpty ? nil : (k, p)
         default:
             return nil
+        }
+    }
+}
+
+extension RuleSet {
+    /// Whether a reply or a notice of the bot is written per language (`speaksPerLanguage`).
+    static func speaksPerLanguage(bot: BotConfig, rules: [Rule], fallback: [Action]?) -> Bool {
+        func perLanguage(_ text: LocalizedTemplate?) -> Bool { if case .languages? = text { true } else { false } }
+        if perLanguage(bot.handoff.systemMessage) || perLanguage(bot.loopGuard?.message) { return true }
+        return (rules.flatMap(\.actions) + (fallback ?? [])).contains {
+            switch $0 {
+            case let .reply(reply): if case .languages = reply.form { true } else { false }
+            case let .system(text): perLanguage(text)
+            case let .handoff(h): perLanguage(h.message)
+            case .tag, .untag, .notify, .set: false
+            }
         }
     }
 }

@@ -156,7 +156,9 @@ public enum RuleSetLoader {
                 diagnostics += reader.diagnostics
             }
             guard !diagnostics.hasErrors else { return result(nil) }
-            if Self.repliesPerLanguage(compiler.rules, compiler.fallback) { readDictionariesForLanguageGuess(&bot) }
+            if RuleSet.speaksPerLanguage(bot: bot, rules: compiler.rules, fallback: compiler.fallback) {
+                readDictionariesForLanguageGuess(&bot)
+            }
             let ruleSet = RuleSet(bot: bot, rules: compiler.rules, fallback: compiler.fallback,
                                   fallbackLocation: compiler.fallbackLocation,
                                   keywords: KeywordIndex(keywords: compiler.keywordTexts, matching: compiler.keywordMatching,
@@ -166,14 +168,6 @@ public enum RuleSetLoader {
                                   version: RuleSetLoader.version(hasher.value), sources: sources)
             diagnostics += RuleLinter(ruleSet: ruleSet).lint()
             return result(ruleSet)
-        }
-
-        /// Whether some reply is written per language, so that the engine may have to tell the
-        /// customer's language from the message.
-        static func repliesPerLanguage(_ rules: [Rule], _ fallback: [Action]?) -> Bool {
-            (rules.flatMap(\.actions) + (fallback ?? [])).contains {
-                if case let .reply(reply) = $0, case .languages = reply.form { true } else { false }
-            }
         }
 
         /// Reads the dictionaries the language guess needs (those of the bot's languages written
@@ -186,7 +180,7 @@ public enum RuleSetLoader {
                 do {
                     bot.dictionaries.append(try SpellingDictionary.system(code))
                 } catch {
-                    diagnostics.append(.warning("missing-dictionary", "replies per language cannot tell a message in '\(code)' by its words: \(error.message); until then the conversation's locale, else '\(bot.languages[0])', decides", at: SourceLocation(file: bot.path, line: 1, column: 1)))
+                    diagnostics.append(.warning("missing-dictionary", "texts per language cannot tell a message in '\(code)' by its words: \(error.message); until then the conversation's locale, else '\(bot.languages[0])', decides", at: SourceLocation(file: bot.path, line: 1, column: 1)))
                 }
             }
         }

@@ -55,3 +55,21 @@ struct TemplateParser {
         }
     }
 }
+
+extension TemplateParser {
+    /// A customer-facing notice: one text, or `{en: …, es: …}` with a text per language, checked
+    /// against the bot's languages as replies are (`LanguageMap`; `languages` nil: not checked).
+    func localized(_ node: YAMLNode, _ what: String, languages: [String]?) -> LocalizedTemplate? {
+        guard let pairs = node.mapping else {
+            return reader.text(node, what).flatMap { parse($0, node) }.map(LocalizedTemplate.text)
+        }
+        guard LanguageMap.isPerLanguage(pairs, ownKeys: []) else {
+            reader.error("wrong-type", "expected \(what) as a text, or a text per language like {en: \"…\", es: \"…\"}, found a mapping", at: node)
+            return nil
+        }
+        let texts = LanguageMap.read(reader, node, pairs, what: "a notice", forms: "a text", languages: languages) { _, n in
+            reader.text(n, what).flatMap { parse($0, n) }
+        }
+        return texts.map { .languages($0.map { LanguageTemplate(language: $0.language, template: $0.value) }) }
+    }
+}

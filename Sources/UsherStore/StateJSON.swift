@@ -47,6 +47,7 @@ package enum StateJSON {
         if let v = s.locale { w.key("locale"); w.string(v) }
         if let v = s.customerName { w.key("customerName"); w.string(v) }
         if let v = s.customerID { w.key("customerID"); w.string(v) }
+        if let v = s.language { w.key("language"); w.string(v) }
         w.key("version"); w.int(s.version)
         w.byte(UInt8(ascii: "}"))
     }
@@ -75,7 +76,7 @@ package enum StateJSON {
     /// The keys, in the order of `Key`.
     private enum Key: Int, CaseIterable {
         case conversationID, owner, session, sessionStartedAt, lastActivityAt, customerMessages, botReplies
-        case fallbacksInARow, marks, recentReplies, tags, metadata, channel, locale, customerName, customerID, version
+        case fallbacksInARow, marks, recentReplies, tags, metadata, channel, locale, customerName, customerID, language, version
     }
 
     private static let keyTable = JSONKeys(Key.allCases.map { k in
@@ -96,6 +97,7 @@ package enum StateJSON {
         case .locale: "locale"
         case .customerName: "customerName"
         case .customerID: "customerID"
+        case .language: "language"
         case .version: "version"
         }
     })
@@ -156,6 +158,7 @@ package enum StateJSON {
             case .locale: s.locale = try r.null() ? nil : try r.string()
             case .customerName: s.customerName = try r.null() ? nil : try r.string()
             case .customerID: s.customerID = try r.null() ? nil : try r.string()
+            case .language: s.language = try r.null() ? nil : try r.string()
             case .version: s.version = try r.int()
             }
         }

@@ -2,7 +2,8 @@
 /// script for the languages that have one of their own (Chinese, Japanese, Korean, Thai…), and
 /// otherwise by the words that one language's dictionary knows and the others' do not ("quiero
 /// un reembolso": "quiero" and "reembolso" are Spanish only). Nil when the message does not
-/// tell (an order number, "ok", words every language has).
+/// tell (an order number, words every language has, as many words of each); a single word
+/// tells, but not clearly (`Guess.confident`).
 ///
 /// Only the bot's own languages are candidates, which is what makes short messages work: a
 /// general detector (CLD2) answers English for "quiero un reembolso", "hola" and "gracias".
@@ -28,10 +29,25 @@ public struct LanguageGuess: Sendable {
         ("hi", [0x0900...0x097F]),
     ]
 
-    /// The language of `text` among `languages`, or nil.
-    public func language(of text: NormalizedText) -> String? {
+    /// What a message says of its language: which, and whether it says so clearly.
+    public struct Guess: Sendable, Hashable {
+        public var language: String
+        /// Told by its script, or by two words or more that only this language's dictionary
+        /// knows (more than any other's): "quiero un reembolso". Not by a single word ("ok",
+        /// "hola"), which many languages borrow.
+        public var confident: Bool
+
+        public init(language: String, confident: Bool) {
+            self.language = language
+            self.confident = confident
+        }
+    }
+
+    /// The language of `text` among `languages`, and whether the text tells it clearly; nil
+    /// when it does not tell at all.
+    public func guess(_ text: NormalizedText) -> Guess? {
         guard languages.count > 1 else { return nil }
-        if !text.isASCII, let script = scriptLanguage(text.exact) { return script }
+        if !text.isASCII, let script = scriptLanguage(text.exact) { return Guess(language: script, confident: true) }
         guard !dictionaries.isEmpty else { return nil }
         var scores = [Int](repeating: 0, count: dictionaries.count)
         var tokens: [WordToken] = []
@@ -45,7 +61,7 @@ public struct LanguageGuess: Sendable {
             }
         }
         guard let best = scores.max(), best > 0, scores.filter({ $0 == best }).count == 1 else { return nil }
-        return dictionaries[scores.firstIndex(of: best)!].language
+        return Guess(language: dictionaries[scores.firstIndex(of: best)!].language, confident: best >= 2)
     }
 
     /// The declared language whose script most of the letters are in, when one is.

@@ -26,6 +26,8 @@ enum ExplainCommand: Command {
       --tags A,B              the conversation's tags
       --channel NAME          the conversation's channel
       --locale TAG            the conversation's locale (zh-CN, en, …)
+      --language CODE         the language an earlier message of the conversation was in (es):
+                              texts per language use it when this message does not tell
       --name NAME             the customer's name
       --fired RULE[,RULE]     rules that already fired in this session (for once and sequences)
       --format FORMAT         text (default) or json
@@ -37,7 +39,8 @@ enum ExplainCommand: Command {
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
         let a = try Arguments(args, options: ["--customer-messages", "--bot-replies", "--fallbacks", "--idle", "--at",
-                                              "--owner", "--tags", "--channel", "--locale", "--name", "--fired", "--format"],
+                                              "--owner", "--tags", "--channel", "--locale", "--language", "--name", "--fired",
+                                              "--format"],
                               flags: [])
         guard a.positionals.count == 2 else {
             throw UsageError(a.positionals.count < 2 ? "needs a BOT and a TEXT" : "too many arguments; quote the TEXT")
@@ -81,6 +84,12 @@ enum ExplainCommand: Command {
         state.botReplies = try a.int("--bot-replies") ?? 0
         state.fallbacksInARow = try a.int("--fallbacks") ?? 0
         state.owner = owner
+        if let code = a.value("--language") {
+            guard ruleSet.bot.languages.contains(code) else {
+                throw UsageError("--language needs one of the bot's languages (\(ruleSet.bot.languages.isEmpty ? "bot.yaml declares none" : ruleSet.bot.languages.joined(separator: ", "))), got '\(code)'")
+            }
+            state.language = code
+        }
         state.tags = (a.value("--tags") ?? "").split(separator: ",").map { String($0).trimmed }.filter { !$0.isEmpty }.sorted()
         for r in (a.value("--fired") ?? "").split(separator: ",").map({ String($0).trimmed }) where !r.isEmpty {
             guard ruleSet.rule(id: r) != nil else {

@@ -54,6 +54,7 @@ struct ExplainReport {
         }
         out += "\nstate after: customer_messages \(s.customerMessages), bot_replies \(s.botReplies), fallbacks_in_a_row \(s.fallbacksInARow), owner \(s.owner.rawValue)"
         if !s.tags.isEmpty { out += ", tags [\(s.tags.joined(separator: ", "))]" }
+        if let l = s.language { out += ", language \(l)" }
         return out + "\n"
     }
 

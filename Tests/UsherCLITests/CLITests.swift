@@ -26,6 +26,8 @@ let cliCases: [CLICase] = [
     CLICase(snapshot: "explain-fourth", args: ["explain", "bots/support", "still nothing", "--customer-messages", "4", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
     CLICase(snapshot: "explain-waiting", args: ["explain", "bots/support", "hello?", "--owner", "waiting", "--customer-messages", "5", "--at", "2026-11-30T10:00:00+08:00"], exit: 0),
     CLICase(snapshot: "explain-quick-replies", args: ["explain", "Tests/UsherCLITests/Fixtures/quick-bot", "necesito ayuda", "--at", "2026-11-30T10:00:00+01:00"], exit: 0),
+    CLICase(snapshot: "explain-remembered-language", args: ["explain", "Tests/UsherCLITests/Fixtures/quick-bot", "ok", "--language", "es", "--at", "2026-11-30T10:00:00+01:00"], exit: 0),
+    CLICase(snapshot: "explain-notice-per-language", args: ["explain", "Tests/UsherCLITests/Fixtures/quick-bot", "quiero hablar con una persona", "--at", "2026-11-30T10:00:00+01:00"], exit: 0),
     CLICase(snapshot: "usage-unknown-command", args: ["chekc"], exit: 64),
     CLICase(snapshot: "usage-unknown-option", args: ["check", "--stirct"], exit: 64),
     CLICase(snapshot: "usage-explain-missing-text", args: ["explain", "bots/support"], exit: 64),

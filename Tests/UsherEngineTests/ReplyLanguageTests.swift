@@ -62,7 +62,20 @@ import UsherRules
     @Test func sequencesPerLanguageKeepCounting() throws {
         var d = try Driver(Self.rules, bot: Self.bot)
         #expect(d.customer("hello there").replies == ["Hi!"])
-        #expect(d.customer("hola amigo").replies == ["¡Hola otra vez!"])
+        #expect(d.customer("hola, buenas tardes").replies == ["¡Hola otra vez!"])
+    }
+
+    /// A single word of another language ("hola amigo": only "hola" is Spanish alone) does not
+    /// switch a conversation whose earlier messages were in English; two do.
+    @Test func oneWordDoesNotSwitchTheConversation() throws {
+        var d = try Driver(Self.rules, bot: Self.bot)
+        d.customer("hello there")
+        let one = d.customer("hola amigo")
+        #expect(one.replies == ["Hi again!"] && one.language == LanguageChoice(language: "en", reason: .conversation))
+        #expect(one.state.language == "en")
+        var e = try Driver(Self.rules, bot: Self.bot)
+        let first = e.customer("hola amigo")   // nothing known yet: the one word decides, and is kept
+        #expect(first.language == LanguageChoice(language: "es", reason: .detected) && first.state.language == "es")
     }
 
     @Test func aReplyWithoutTheLanguageUsesWhatItHas() throws {

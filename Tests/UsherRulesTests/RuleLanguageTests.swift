@@ -80,8 +80,8 @@ struct RuleLanguageTests {
     func everyActionCompiles(_ key: String) throws {
         let kind = try #require(ActionKind.byKey[key])
         let sample = switch kind.value {
-        case .reply: #"{sequence: ["first", "second"]}"#
-        case .template: #""A notice""#
+        case .reply: #"{sequence: ["first", "second"], quick_replies: [Help, {title: Returns, url: "https://shop.example/returns"}]}"#
+        case .notice: #"{en: "A notice", es: "Un aviso"}"#
         case .handoff: #"{reason: billing, queue: payments, priority: high, message: "One moment"}"#
         case .tagName: "vip"
         case .notify: #"{text: "VIP waiting", queue: vip}"#

@@ -21,6 +21,7 @@ struct StateJSONTests {
         s.recentReplies = [Date(timeIntervalSinceReferenceDate: 1e-7), Date(timeIntervalSinceReferenceDate: 1e12)]
         s.tags = ["vip", "has-order", "\u{0}\u{1}\u{1F}", "tab\there"]
         s.metadata = ["order": "123-4567890-1234567", "note": "say \"hi\"", "": "empty key"]
+        s.language = "es"
         s.version = 17
         return s
     }

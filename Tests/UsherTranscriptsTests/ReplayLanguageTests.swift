@@ -21,6 +21,8 @@ import UsherTranscripts
     {"conversation":"c-es","id":"1","at":"2026-11-30T02:00:00Z","from":"customer","text":"quiero un reembolso"}
     {"conversation":"c-mx","id":"1","at":"2026-11-30T02:00:05Z","from":"customer","locale":"es-MX","text":"refund please"}
     {"conversation":"c-en","id":"1","at":"2026-11-30T02:00:10Z","from":"customer","text":"I want a refund"}
+    {"conversation":"c-es2","id":"1","at":"2026-11-30T02:00:15Z","from":"customer","text":"quiero un reembolso"}
+    {"conversation":"c-es2","id":"2","at":"2026-11-30T02:00:20Z","from":"customer","text":"refund?"}
 
     """
 
@@ -33,6 +35,8 @@ import UsherTranscripts
         #expect(text.contains("Puedo ayudarle con el reembolso.  [refund] in es (the language of the message)"))
         #expect(text.contains("Puedo ayudarle con el reembolso.  [refund] in es (the conversation's locale es-MX)"))
         #expect(text.contains("I can help with refunds.  [refund] in en (the language of the message)"))
+        // One English word in a Spanish conversation: the conversation's language answers.
+        #expect(text.contains("Puedo ayudarle con el reembolso.  [refund] in es (the conversation's language, from an earlier message)"))
     }
 
     @Test func jsonSaysWhichLanguage() throws {
@@ -40,5 +44,6 @@ import UsherTranscripts
         #expect(json.contains(#""language": {"code": "es", "reason": "detected"}"#))
         #expect(json.contains(#""language": {"code": "es", "reason": "locale"}"#))
         #expect(json.contains(#""language": {"code": "en", "reason": "detected"}"#))
+        #expect(json.contains(#""language": {"code": "es", "reason": "conversation"}"#))
     }
 }
