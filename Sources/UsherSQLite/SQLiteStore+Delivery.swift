@@ -3,8 +3,8 @@ import UsherStore
 
 extension SQLiteStore {
     /// Hands every action committed since the last delivery on `channel` to `deliver` — replies
-    /// and notices in `seq` order, then handoffs, then notifications, at most `limit` of each
-    /// kind per call of `deliver` — and records them as delivered in the same `BEGIN IMMEDIATE`
+    /// and notices in `seq` order, then handoffs, then notifications, then (with `tags`) tag
+    /// changes, at most `limit` of each kind per call of `deliver` — and records them as delivered in the same `BEGIN IMMEDIATE`
     /// transaction, on the connection's thread: two deliveries on one channel never overlap,
     /// across processes too, and an action is handed on once. If the process dies after
     /// `deliver` returned but before the transaction committed, the last chunk is handed on again
@@ -13,12 +13,12 @@ extension SQLiteStore {
     ///
     /// `deliver` runs on the connection's thread, so it may block (write to a pipe).
     @discardableResult
-    public func deliverActions(channel: String, limit: Int = 1024,
+    public func deliverActions(channel: String, limit: Int = 1024, tags: Bool = false,
                                _ deliver: @escaping @Sendable ([StoreAction]) throws -> Void) async throws -> Int {
         var total = 0
         while true {
             let n = try await perform { db in
-                try Self.transaction(db) { try Self.deliverChunk(db, channel: channel, limit: limit, deliver) }
+                try Self.transaction(db) { try Self.deliverChunk(db, channel: channel, limit: limit, tags: tags, deliver) }
             }
             total += n
             if n == 0 { return total }
@@ -39,7 +39,7 @@ extension SQLiteStore {
         return out
     }
 
-    private static func deliverChunk(_ db: SQLiteConnection, channel: String, limit: Int,
+    private static func deliverChunk(_ db: SQLiteConnection, channel: String, limit: Int, tags: Bool,
                                      _ deliver: ([StoreAction]) throws -> Void) throws -> Int {
         let marks = try marks(db, channel: channel)
         var actions: [StoreAction] = []
@@ -75,6 +75,13 @@ extension SQLiteStore {
             let notification = Self.notification(n)
             actions.append(.notification(notification))
             next["notifications"] = notification.seq
+        }
+
+        if tags {
+            for change in try tagChanges(db, after: marks[tagStream] ?? 0, limit: limit) {
+                actions.append(.tags(change))
+                next[tagStream] = change.seq
+            }
         }
 
         if actions.isEmpty { return 0 }

@@ -88,36 +88,17 @@ extension SQLiteStore {
     /// Moves every action committed since the last call into `channel`'s outbox, as the calls
     /// `encode` makes of each chunk (in the order it returns them), in the transaction that marks
     /// the actions handed on (`deliverActions`): a crash leaves each action either not moved or
-    /// in the outbox, never both or neither. With `tags`, the tag changes committed since the
-    /// last call (`tag_changes`, the stream `tags` of `deliveries`) move in the same way, after
-    /// the actions, as the calls `tags` makes of them. Returns how many were moved.
+    /// in the outbox, never both or neither. With `tags`, the tag changes (`tag_changes`, the
+    /// stream `tags` of `deliveries`) are in the chunks too, as `.tags` actions. Returns how many
+    /// were moved.
     @discardableResult
-    public func fillOutbox(channel: String, _ encode: @escaping @Sendable ([StoreAction]) -> [OutboxItem],
-                           tags: (@Sendable ([TagChangeRecord]) -> [OutboxItem])? = nil) async throws -> Int {
+    public func fillOutbox(channel: String, tags: Bool = false, _ encode: @escaping @Sendable ([StoreAction]) -> [OutboxItem])
+        async throws -> Int {
         let clock = options.clock
         let db = connection
-        var moved = try await deliverActions(channel: channel) { actions in
+        return try await deliverActions(channel: channel, tags: tags) { actions in
             // On the connection's thread, inside deliverActions' transaction.
             try Self.insertOutbox(encode(actions), channel: channel, db, now: clock())
-        }
-        guard let tags else { return moved }
-        while true {
-            let n = try await perform { db in
-                try Self.transaction(db) {
-                    let changes = try Self.tagChanges(db, channel: channel, limit: 1024)
-                    guard let last = changes.last else { return 0 }
-                    try Self.insertOutbox(tags(changes), channel: channel, db, now: clock())
-                    let u = try db.statement(.markDelivered)
-                    defer { u.reset() }
-                    u.bind(1, channel)
-                    u.bind(2, Self.tagStream)
-                    u.bind(3, last.seq)
-                    _ = try u.step()
-                    return changes.count
-                }
-            }
-            moved += n
-            if n == 0 { return moved }
         }
     }
 
@@ -140,15 +121,8 @@ extension SQLiteStore {
         }
     }
 
-    /// The tag changes after `channel`'s mark of them, oldest first, at most `limit`.
-    private static func tagChanges(_ db: SQLiteConnection, channel: String, limit: Int) throws -> [TagChangeRecord] {
-        var after: Int64 = 0
-        do {
-            let m = try db.statement(.deliveryMarks)
-            defer { m.reset() }
-            m.bind(1, channel)
-            while try m.step() { if m.text(0) == tagStream { after = m.int64(1) } }
-        }
+    /// The tag changes after `seq` (a channel's mark of them), oldest first, at most `limit`.
+    static func tagChanges(_ db: SQLiteConnection, after: Int64, limit: Int) throws -> [TagChangeRecord] {
         let s = try db.statement(.tagChangesAfter)
         defer { s.reset() }
         s.bind(1, after)

@@ -10,6 +10,9 @@ public enum StoreAction: Sendable, Hashable {
     case handoff(HandoffRecord)
     /// A notification for agents.
     case notification(StoredNotification)
+    /// What a decision's `tag` and `untag` actions changed: handed on only to a channel that
+    /// asks for them (`deliverActions(tags: true)`), whose backend keeps tags of its own.
+    case tags(TagChangeRecord)
 
     /// Unique per effect: what a consumer deduplicates on.
     public var idempotencyKey: String {
@@ -17,6 +20,7 @@ public enum StoreAction: Sendable, Hashable {
         case let .message(m): m.id
         case let .handoff(h): h.idempotencyKey
         case let .notification(n): n.notification.idempotencyKey
+        case let .tags(t): t.idempotencyKey
         }
     }
 }

@@ -14,7 +14,10 @@ import UsherEngine
 ///     {"type":"notification","key":"support:m-4:3","conversation":"c-42","at":"…","bot":"support","queue":"general","reason":"threshold","text":"…","customer_name":"Pooja","last_message":"…","handoff":true}
 ///
 /// Absent values are left out rather than written as `null` (`quick_replies` too, when a reply
-/// has none). The webhook POSTs the same objects.
+/// has none). The webhook POSTs the same objects, and one more kind, since its backend may keep
+/// tags of its own (what a decision's `tag` and `untag` actions changed):
+///
+///     {"type":"tags","key":"support:m-2:tags","conversation":"c-42","at":"…","bot":"support","message_id":"m-2","added":["order"],"removed":[]}
 public enum ActionLine {
     public static func encode(_ action: StoreAction) -> String {
         var w = JSONWriter(capacity: 256)
@@ -56,6 +59,15 @@ public enum ActionLine {
             if let v = n.customerName { w.key("customer_name"); w.string(v) }
             w.key("last_message"); w.string(n.lastMessage)
             w.key("handoff"); w.bool(n.isHandoff)
+        case let .tags(change):
+            w.key("type", first: true); w.string("tags")
+            w.key("key"); w.string(change.idempotencyKey)
+            w.key("conversation"); w.string(change.conversationID)
+            w.key("at"); w.string(time(change.at))
+            w.key("bot"); w.string(change.bot)
+            w.key("message_id"); w.string(change.messageID)
+            w.key("added"); w.stringArray(change.added)
+            w.key("removed"); w.stringArray(change.removed)
         }
         w.byte(UInt8(ascii: "}"))
         return w.text

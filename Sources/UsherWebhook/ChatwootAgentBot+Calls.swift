@@ -26,6 +26,8 @@ extension ChatwootAgentBot {
                 guard !a.isHandoff else { return [] }
                 return [message("Usher (\(n.bot)) for the \(a.queue) agents: \(a.text)", private: true, key: a.idempotencyKey,
                                 conversation: a.conversationID)]
+            case let .tags(change):
+                return [labels(change)]
             }
         }
     }
@@ -56,15 +58,13 @@ extension ChatwootAgentBot {
     /// (`update_labels`: app/controllers/concerns/label_concern.rb, app/models/concerns/
     /// labelable.rb), so the call in the outbox holds the change, and `prepare` merges it into the
     /// set Chatwoot has at the time (`GET …/labels`). Chatwoot keeps labels in lower case.
-    public func calls(forTags changes: [TagChangeRecord]) -> [OutboundCall] {
-        changes.map { change in
-            var w = JSONWriter(capacity: 64)
-            w.byte(UInt8(ascii: "{"))
-            w.key("add", first: true); w.stringArray(change.added.map { $0.lowercased() })
-            w.key("remove"); w.stringArray(change.removed.map { $0.lowercased() })
-            w.byte(UInt8(ascii: "}"))
-            return call("labels", body: w.text, key: change.idempotencyKey, conversation: change.conversationID)
-        }
+    func labels(_ change: TagChangeRecord) -> OutboundCall {
+        var w = JSONWriter(capacity: 64)
+        w.byte(UInt8(ascii: "{"))
+        w.key("add", first: true); w.stringArray(change.added.map { $0.lowercased() })
+        w.key("remove"); w.stringArray(change.removed.map { $0.lowercased() })
+        w.byte(UInt8(ascii: "}"))
+        return call("labels", body: w.text, key: change.idempotencyKey, conversation: change.conversationID)
     }
 
     public func authorize(_ request: inout HTTPRequest, now: Date) {

@@ -135,8 +135,6 @@ final class Delivery: Sendable {
         var filled: (commits: UInt64, at: Date)? = nil
         let door = door
         let encodeActions: @Sendable ([StoreAction]) -> [OutboxItem] = { Self.items(door.calls(for: $0)) }
-        let tagCalls: @Sendable ([TagChangeRecord]) -> [OutboxItem] = { Self.items(door.calls(forTags: $0)) }
-        let encodeTags = door.mirrorsTags ? tagCalls : nil
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 let seen = wake.generation
@@ -156,7 +154,7 @@ final class Delivery: Sendable {
                     if leaseUntil > now {
                         let generation = commits.withLock { $0 }
                         if filled == nil || filled!.commits != generation || now.timeIntervalSince(filled!.at) >= 1 {
-                            try await database.fillOutbox(channel: channel, encodeActions, tags: encodeTags)
+                            try await database.fillOutbox(channel: channel, tags: door.mirrorsTags, encodeActions)
                             filled = (generation, now)
                         }
                         let busy = busy.withLock { $0 }

@@ -35,12 +35,10 @@ public protocol FrontDoor: Sendable {
     /// file failed, the worker is stopping): one its retries cover. 503 unless said.
     var retryStatus: Int { get }
 
-    /// Whether the backend keeps tags of its own that the bot's `tag` and `untag` actions change
-    /// (`calls(forTags:)`). False unless said: the tags stay in Usher's state.
+    /// Whether the backend keeps tags of its own that the bot's `tag` and `untag` actions change:
+    /// then `calls(for:)` gets `.tags` actions too. False unless said: the tags stay in Usher's
+    /// state.
     var mirrorsTags: Bool { get }
-
-    /// The calls that hand a chunk of committed tag changes to the backend, in order.
-    func calls(forTags changes: [TagChangeRecord]) -> [OutboundCall]
 
     /// What to send, just before a call is sent: the call as it is (unless said), one rewritten
     /// from what the backend has now (Chatwoot's labels, a set replaced whole, merged with the
@@ -54,7 +52,6 @@ public protocol FrontDoor: Sendable {
 extension FrontDoor {
     public var retryStatus: Int { 503 }
     public var mirrorsTags: Bool { false }
-    public func calls(forTags changes: [TagChangeRecord]) -> [OutboundCall] { [] }
     public func prepare(_ call: OutboundCall, repeated: Bool, read: BackendRead) async -> Preparation { .send(call) }
 }
 

@@ -66,6 +66,10 @@ public struct MessagesAPI: FrontDoor {
         }
     }
 
+    /// The backend keeps its own copy of the tags when it wants one: each decision's changes
+    /// are a `tags` call, after the decision's reply or notice.
+    public var mirrorsTags: Bool { true }
+
     public func authorize(_ request: inout HTTPRequest, now: Date) {
         if let signer { request.headers += signer.headers(body: request.body, at: now) }
     }
@@ -94,6 +98,7 @@ extension StoreAction {
         case let .message(m): m.conversationID
         case let .handoff(h): h.conversationID
         case let .notification(n): n.notification.conversationID
+        case let .tags(t): t.conversationID
         }
     }
 }

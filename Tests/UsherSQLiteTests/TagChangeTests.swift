@@ -23,7 +23,7 @@ struct TagChangeTests {
         #expect(quiet.tagsAdded.isEmpty && quiet.tagsRemoved.isEmpty)
     }
 
-    @Test func tagChangesMoveIntoTheOutboxOnceAfterTheActions() async throws {
+    @Test func tagChangesMoveIntoTheOutboxOnceInTheirChunk() async throws {
         let dir = TempDir()
         let store = try await SQLiteStore(path: dir.path())
         defer { Task { try? await store.close() } }
@@ -37,11 +37,13 @@ struct TagChangeTests {
         #expect(try await Fixture.decideAndCommit(store, m2) == .committed)
 
         let fill: @Sendable () async throws -> Int = {
-            try await store.fillOutbox(channel: "test", { actions in actions.map { OutboxItem(key: $0.idempotencyKey, conversation: "c", call: "a") } },
-                                       tags: { changes in
-                                           changes.map { OutboxItem(key: $0.idempotencyKey, conversation: $0.conversationID,
-                                                                    call: "+\($0.added.joined(separator: ","))-\($0.removed.joined(separator: ","))") }
-                                       })
+            try await store.fillOutbox(channel: "test", tags: true) { actions in
+                actions.map { action in
+                    guard case let .tags(change) = action else { return OutboxItem(key: action.idempotencyKey, conversation: "c", call: "a") }
+                    return OutboxItem(key: change.idempotencyKey, conversation: change.conversationID,
+                                      call: "+\(change.added.joined(separator: ","))-\(change.removed.joined(separator: ","))")
+                }
+            }
         }
         #expect(try await fill() == 3, "two replies, one tag change")
         #expect(try await fill() == 0, "each once")
@@ -59,7 +61,7 @@ struct TagChangeTests {
         #expect(try await store.lastOutboxID(channel: "test") == 0, "the outbox is empty")
 
         // A channel that does not mirror tags leaves their stream alone.
-        #expect(try await store.fillOutbox(channel: "other", { $0.map { OutboxItem(key: $0.idempotencyKey, conversation: "c", call: "a") } }) == 2)
+        #expect(try await store.fillOutbox(channel: "other") { $0.map { OutboxItem(key: $0.idempotencyKey, conversation: "c", call: "a") } } == 2)
         #expect(try await store.deliveryMarks(channel: "other")["tags"] == nil)
     }
 }

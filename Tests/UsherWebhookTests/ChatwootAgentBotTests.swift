@@ -227,8 +227,8 @@ struct ChatwootAgentBotTests {
     }
 
     @Test func tagsBecomeALabelsChangeInLowerCase() {
-        let calls = door.calls(forTags: [TagChangeRecord(seq: 1, bot: "support", conversationID: "1/42", idempotencyKey: "support:123:tags",
-                                                         messageID: "123", added: ["VIP", "has-order"], removed: ["new"], at: now)])
+        let calls = door.calls(for: [.tags(TagChangeRecord(seq: 1, bot: "support", conversationID: "1/42", idempotencyKey: "support:123:tags",
+                                                           messageID: "123", added: ["VIP", "has-order"], removed: ["new"], at: now))])
         #expect(calls.map(\.path) == ["/api/v1/accounts/1/conversations/42/labels"])
         #expect(calls.map(\.key) == ["support:123:tags"])
         #expect(calls.first?.body == #"{"add":["vip","has-order"],"remove":["new"]}"#)
@@ -304,8 +304,8 @@ struct ChatwootAgentBotTests {
     }
 
     @Test func labelsAreMergedIntoWhatChatwootHas() async {
-        let call = door.calls(forTags: [TagChangeRecord(seq: 1, bot: "support", conversationID: "1/42", idempotencyKey: "support:123:tags",
-                                                        messageID: "123", added: ["has-order", "vip"], removed: ["new"], at: now)])[0]
+        let call = door.calls(for: [.tags(TagChangeRecord(seq: 1, bot: "support", conversationID: "1/42", idempotencyKey: "support:123:tags",
+                                                          messageID: "123", added: ["has-order", "vip"], removed: ["new"], at: now))])[0]
         let current = Reads.json(#"{"payload":["VIP","new","billing"]}"#)
         guard case let .send(merged) = await door.prepare(call, repeated: false, read: current.read) else { Issue.record("not sent"); return }
         #expect(merged.body == #"{"labels":["vip","billing","has-order"]}"#, "the agents' billing kept")

@@ -20,6 +20,8 @@ final class Backend: @unchecked Sendable {
         var key: String
         var json: [String: String]
         var signed: Bool
+        /// The body as sent.
+        var body: String
     }
 
     struct State {
@@ -47,7 +49,8 @@ final class Backend: @unchecked Sendable {
                 let headers = Dictionary(request.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
                 let signed = (try? signer.check(body: request.body, headers: headers, now: Date())) != nil
                 let json = Backend.flat(request.body)
-                state.withLock { $0.calls.append(Call(key: request.header("Idempotency-Key") ?? "", json: json, signed: signed)) }
+                state.withLock { $0.calls.append(Call(key: request.header("Idempotency-Key") ?? "", json: json, signed: signed,
+                                                       body: String(decoding: request.body, as: UTF8.self))) }
             }
             return .json(#"{"ok":true}"#, status: status)
         }

@@ -54,6 +54,38 @@ struct WebhookStoreTests {
         }
     }
 
+    /// A decision's tag changes are a `tags` call after its reply, once each.
+    @Test func tagChangesAreCalls() async throws {
+        let backend = try Backend()
+        defer { backend.close() }
+        let store = try await webhookStore(backend)
+        let address = try #require(store.listenAddress)
+        let bot = try temporaryBot("""
+            version: 1
+            rules:
+              - id: order
+                when: {keywords: [order]}
+                then: [reply: "Noted.", tag: order, untag: new]
+              - id: hello
+                when: {customer_messages: {at_least: 1}}
+                then: [reply: "Hi!", tag: new]
+            """)
+        defer { try? FileManager.default.removeItem(at: bot) }
+        try await withWebhookWorker(store, bot: bot.path) { _ in
+            #expect(try await backend.post(address, line("c1", "m1", "hello")).status == 202)
+            #expect(try await backend.post(address, line("c1", "m2", "my order")).status == 202)
+            try await eventually("the second tags call") { backend.calls.filter { $0.json["type"] == "tags" }.count == 2 }
+            try await eventually("settled") { try await settled(store, bot: "temp") }
+            let calls = backend.calls
+            #expect(calls.map { $0.json["type"] ?? "?" } == ["reply", "tags", "reply", "tags"])
+            let tags = calls.filter { $0.json["type"] == "tags" }
+            #expect(tags.map(\.key) == ["temp:m1:tags", "temp:m2:tags"])
+            #expect(tags[0].body.hasSuffix(#""bot":"temp","message_id":"m1","added":["new"],"removed":[]}"#), Comment(rawValue: tags[0].body))
+            #expect(tags[1].body.hasSuffix(#""message_id":"m2","added":["order"],"removed":["new"]}"#), Comment(rawValue: tags[1].body))
+            #expect(calls.allSatisfy { $0.signed })
+        }
+    }
+
     @Test func refusedRequestsGetTheirStatusAndNothingIsStored() async throws {
         let backend = try Backend()
         defer { backend.close() }

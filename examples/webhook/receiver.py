@@ -20,7 +20,11 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         if key not in seen:
             seen.add(key)
             action = json.loads(body)
-            print(action["type"], action["conversation"], action.get("text") or action.get("reason", ""), flush=True)
+            if action["type"] == "tags":
+                what = " ".join(["+" + t for t in action["added"]] + ["-" + t for t in action["removed"]])
+            else:
+                what = action.get("text") or action.get("reason", "")
+            print(action["type"], action["conversation"], what, flush=True)
         self.send_response(200); self.end_headers()
 
     def log_message(self, *args):
