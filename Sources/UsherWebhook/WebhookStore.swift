@@ -392,6 +392,7 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
             w.key("bot_replies"); w.int(state.botReplies)
             w.key("fallbacks_in_a_row"); w.int(state.fallbacksInARow)
             w.key("tags"); w.stringArray(state.tags)
+            if let v = state.language { w.key("language"); w.string(v) }
             if let v = state.lastActivityAt { w.key("last_activity_at"); w.string(time(v)) }
             if let handoff = try await database.openHandoff(bot: bot, conversation: id) {
                 w.key("waiting_since"); w.string(time(handoff.since))

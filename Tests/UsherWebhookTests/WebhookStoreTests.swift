@@ -86,6 +86,30 @@ struct WebhookStoreTests {
         }
     }
 
+    /// The conversation's language, once a message told it, is in its state on the listener.
+    @Test func theConversationShowsItsLanguage() async throws {
+        let backend = try Backend()
+        defer { backend.close() }
+        let store = try await webhookStore(backend)
+        let address = try #require(store.listenAddress)
+        let bot = try temporaryBot("""
+            version: 1
+            rules:
+              - id: refund
+                when: {keywords: [refund, reembolso]}
+                then: [reply: {en: "I can help with refunds.", es: "Puedo ayudarle con el reembolso."}]
+            """)
+        defer { try? FileManager.default.removeItem(at: bot) }
+        try "bot: temp\nname: Temp\nrules: [rules.yaml]\nlanguage: [en, es]\n".write(to: bot.appendingPathComponent("bot.yaml"), atomically: true, encoding: .utf8)
+        try await withWebhookWorker(store, bot: bot.path) { _ in
+            #expect(try await backend.post(address, line("c1", "m1", "quiero un reembolso")).status == 202)
+            try await eventually("settled") { try await settled(store, bot: "temp") }
+            #expect(backend.calls.map { $0.json["text"] ?? "" } == ["Puedo ayudarle con el reembolso."])
+            let c = try await backend.get(address, "/v1/conversations/c1")
+            #expect(c.body.contains(#""tags":[],"language":"es","#), Comment(rawValue: c.body))
+        }
+    }
+
     @Test func refusedRequestsGetTheirStatusAndNothingIsStored() async throws {
         let backend = try Backend()
         defer { backend.close() }
