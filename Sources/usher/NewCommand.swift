@@ -209,12 +209,18 @@ struct StarterBot {
               outside: business_hours
             then:
               - reply: "We're closed right now. We answer Monday to Friday, 09:00-18:00; leave your question and we'll get back to you."
+          # A reply can offer buttons: a button sends its title back as the customer's next
+          # message ("Talk to a person" matches wants-human above). {title, url} is a link.
           - id: hours
             priority: 19
             when:
               keywords: [opening hours, are you open, hours]
             then:
-              - reply: "We're open Monday to Friday, 09:00-18:00. How can we help?"
+              - reply:
+                  text: "We're open Monday to Friday, 09:00-18:00. How can we help?"
+                  quick_replies:
+                    - Talk to a person
+                    - {title: Our help pages, url: "https://example.com/help"}
 
           # Thanks: a short reply, at most once every 10 minutes.
           - id: thanks
@@ -286,7 +292,9 @@ struct StarterBot {
                 expect: {rule: closed-now, reply: "/closed right now/"}
               - wait: 2d                      # Monday, 11:00
               - customer: "are you open?"
-                expect: {rule: hours}
+                expect: {rule: hours, quick_replies: [Talk to a person, {title: Our help pages, url: "https://example.com/help"}]}
+              - customer: "Talk to a person"    # the button pressed
+                expect: {rule: wants-human, handoff: asked-for-human}
 
           - name: thanks gets one reply in ten minutes
             conversation:
