@@ -105,16 +105,14 @@ struct ReplayRunnerTests {
         for i in 0..<50_000 { text += line.replacingOccurrences(of: "%d", with: String(i)) + "\n" }
         let path = try replayWrite(Array(text.utf8), "many.jsonl", in: dir)
         text = ""
-        let before = maxRSS()
         let runner = ReplayRunner(bot: try replayBot(), options: ReplayOptions(agents: .ignore))
         var w = CountingWriter()
         let r = try runner.run([path], into: &w)
         #expect(w.conversations == 50_000)
         #expect(r.summary.conversations == 50_000 && r.summary.customerMessages == 150_000)
+        // Never more than one conversation held at once. (The process's peak memory says
+        // nothing here: the tests that run alongside in this process move it.)
         #expect(r.peakInFlight == 1)
-        // Holding 50,000 conversations would take well over 100 MB (the bound leaves room for
-        // the tests that run alongside in this process).
-        #expect(maxRSS() - before < 80 << 20, "peak memory grew by \(maxRSS() - before) bytes")
     }
 
     @Test func interleavedConversationsLeaveMemoryWhenTheirSessionIsOver() throws {
@@ -211,13 +209,6 @@ struct CountingWriter: ReplayReportWriter {
     mutating func begin(_ header: ReplayHeader) {}
     mutating func add(_ conversation: ReplayConversation) { conversations += 1 }
     mutating func end(_ result: ReplayResult) {}
-}
-
-/// Peak resident memory of this process, in bytes.
-func maxRSS() -> Int {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return usage.ru_maxrss * 1024
 }
 
 @Suite("replay: the decision budget")
