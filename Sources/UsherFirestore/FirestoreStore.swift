@@ -304,9 +304,13 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             let due = m.lastSweep[bot].map { now - $0 >= options.sweepInterval } ?? true
             return (behind || due, behind)
         }
-        // What the range already holds (a batch's read ahead of the intake), else a query.
+        // What the range already holds (a batch's read ahead of the intake), else a query. Only
+        // a full page: the range ends where the read ahead stopped, and a page short of the
+        // limit would be all the intake sees until the next sweep — newer messages, and a page
+        // of nothing but Usher's own replies that the position does not pass, read again and
+        // again (every reply 1.5–4.6 s late at 50 messages a second).
         var found: [(StoredMessage, Position)]
-        if !sweep, let held = memory.withLock({ $0.known[bot]?.page(after: after, limit: limit) }) {
+        if !sweep, let held = memory.withLock({ $0.known[bot]?.page(after: after, limit: limit) }), held.count == limit {
             found = held
         } else {
             found = try await messages(after: after, limit: limit)

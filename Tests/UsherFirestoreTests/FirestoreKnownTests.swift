@@ -70,12 +70,34 @@ struct FirestoreKnownTests {
         #expect(first.messages.map(\.id) == [sent[0].id])
         #expect(try await store.commit(batch: [ConformanceSuite.sampleCommit(sent[0], after: nil, reply: "hi")]) == [.committed])
         let before = queries(store)
-        let next = try await store.pending(bot: ConformanceSuite.bot.id, after: first.end, limit: 10)
+        // A full page: the read ahead holds a page's worth.
+        let next = try await store.pending(bot: ConformanceSuite.bot.id, after: first.end, limit: 2)
         #expect(next.messages.map(\.id) == [sent[1].id, sent[2].id], "in the intake's order, Usher's reply left out")
         #expect(queries(store) == before, "no query: the batch's read ahead holds them")
         let after = try await store.pending(bot: ConformanceSuite.bot.id, after: next.end, limit: 10)
         #expect(after.messages.isEmpty)
         #expect(queries(store) == before + 1, "past the range: a query")
+        try await store.close()
+    }
+
+    @Test("a read ahead that holds only Usher's replies is not the next page: what was written after it is")
+    func aReadAheadOfRepliesIsNotTheEnd() async throws {
+        let store = try await openStore()
+        let bot = ConformanceSuite.bot.id
+        let m1 = try await customer(store, "c1", "one", at: Self.t0)
+        let m2 = try await customer(store, "c2", "two", at: Self.t0.addingTimeInterval(1))
+        let first = try await store.pending(bot: bot, after: .start, limit: 1)
+        // Decided now, as the worker does: the reply is stamped after m2.
+        var answer = ConformanceSuite.sampleCommit(m1, after: nil, reply: "1")
+        answer.outgoing[0].at = Date()
+        #expect(try await store.commit(batch: [answer]) == [.committed])
+        let second = try await store.pending(bot: bot, after: first.end, limit: 10)
+        #expect(second.messages.map(\.id) == [m2.id])
+        // This batch reads ahead onto the reply to m1, written after m2: the range ends there.
+        #expect(try await store.commit(batch: [ConformanceSuite.sampleCommit(m2, after: nil, reply: "2")]) == [.committed])
+        let m3 = try await customer(store, "c3", "three", at: Date().addingTimeInterval(1))
+        let third = try await store.pending(bot: bot, after: second.end, limit: 10)
+        #expect(third.messages.map(\.id) == [m3.id], "not only the reply the range holds, read again until the next sweep")
         try await store.close()
     }
 
