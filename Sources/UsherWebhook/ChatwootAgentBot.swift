@@ -41,8 +41,10 @@ public struct ChatwootAgentBot: FrontDoor {
     public var channel: String { "chatwoot" }
     public var intakePath: String { "/chatwoot/webhook" }
     /// Chatwoot sends an agent-bot webhook again after a 429 or a 500 only (three tries, 3 s
-    /// apart: app/jobs/agent_bots/webhook_job.rb, lib/webhooks/trigger.rb); on any other failure
-    /// it hands the conversation to its agents.
+    /// apart: app/jobs/agent_bots/webhook_job.rb, lib/webhooks/trigger.rb). When a webhook fails
+    /// for good, `handle_error` opens the conversation for its agents only if the event was
+    /// `message_created` or `message_updated`, the conversation is still `pending`, and the
+    /// account has not set `keep_pending_on_bot_failure`; any other event is just lost.
     public var retryStatus: Int { 429 }
     public var mirrorsTags: Bool { true }
 
