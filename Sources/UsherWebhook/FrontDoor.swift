@@ -92,7 +92,7 @@ public struct IntakeError: Error, Sendable, Equatable {
     static func unsigned(_ request: HTTPServer.Request, by signer: WebhookSigner?, now: Date) -> IntakeError? {
         guard let signer else { return nil }
         do {
-            try signer.check(body: request.body, headers: request.headers, now: now)
+            try signer.check(method: request.method, path: request.path, body: request.body, headers: request.headers, now: now)
             return nil
         } catch {
             return IntakeError(401, "bad-signature", error.message, field: error.field)
