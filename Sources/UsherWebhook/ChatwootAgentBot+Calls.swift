@@ -133,7 +133,10 @@ extension ChatwootAgentBot {
     ///
     /// A reply's buttons make it an `input_select` message, each an item of `title` and `value`
     /// (the only keys Chatwoot takes: app/models/concerns/content_attribute_validator.rb), the
-    /// value the title — what the widget sends back as the customer's message when it is picked.
+    /// value the title. A press comes back two ways: Chatwoot's web widget writes no message but
+    /// updates this one with `submitted_values: [{title, value}]` (the bot gets
+    /// `message_updated`: `ChatwootAgentBot.submitted`); channels that turn a select into
+    /// interactive buttons of their own (WhatsApp) send the reply as an incoming message.
     /// Chatwoot has no link among a select's items (a `cards` message would show each link as a
     /// card of its own, without the reply's text), so links are written under the text as
     /// Markdown links, which Chatwoot renders.
