@@ -327,7 +327,15 @@ struct ChatwootAgentBotTests {
         #expect(why.contains("message 8"))
         #expect(has.paths == ["/api/v1/accounts/1/conversations/42"])
 
-        let hasNot = Reads.json(#"{"id":42,"messages":[{"id":7,"content_attributes":{"usher_key":"support:122:0"}}]}"#)
+        // Current Chatwoot lists only the last message; an activity message written after the
+        // bot's leaves it as `last_non_activity_message`.
+        let behindActivity = Reads.json(#"{"id":42,"messages":[{"id":9,"message_type":2,"content_attributes":{}}],"last_non_activity_message":{"id":8,"content_attributes":{"usher_key":"support:123:0"}}}"#)
+        guard case let .settled(under) = await door.prepare(call, repeated: true, read: behindActivity.read) else {
+            Issue.record("not settled from last_non_activity_message"); return
+        }
+        #expect(under.contains("message 8"))
+
+        let hasNot = Reads.json(#"{"id":42,"messages":[{"id":7,"content_attributes":{"usher_key":"support:122:0"}}],"last_non_activity_message":null}"#)
         guard case .send = await door.prepare(call, repeated: true, read: hasNot.read) else { Issue.record("not sent"); return }
 
         let refused = Reads.json(#"{"error":"Access to this endpoint is not authorized for bots"}"#, status: 401)
