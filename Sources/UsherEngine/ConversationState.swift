@@ -35,11 +35,13 @@ public struct ConversationState: Sendable, Hashable, Codable {
     public var locale: String?
     public var customerName: String?
     public var customerID: String?
-    /// The language the customer last wrote in, among the bot's, from the last message that
-    /// told it (by its script, or by more words only that language's dictionary knows): what a
-    /// text written per language answers in when the message itself does not tell ("ok").
-    /// Kept across sessions; nil until a message tells, and for bots with one language or no
-    /// text per language.
+    /// The language, among the bot's, of the last message the bot decided on that told it (by
+    /// its script, or by more words only that language's dictionary knows): what a text written
+    /// per language answers in when the message itself does not tell ("ok"). Messages taken in
+    /// while an agent owns the conversation do not change it (`Engine.decide` stops before the
+    /// rules), so after a handoff it is the language the customer wrote in before it. Kept
+    /// across sessions; nil until a message tells, and for bots with one language or no text
+    /// per language.
     public var language: String?
     /// Bumped on every change; stores compare-and-set on it.
     public var version: Int = 0

@@ -53,9 +53,13 @@ extension Evaluation {
                 case let .languages(replies):   // never nested: the compiler allows one level
                     template = replies[0].reply.texts[0]
                 }
-                let quickReplies = reply.quickReplies.map {
-                    QuickReply(title: render($0.title, captures),
-                               url: $0.url.map { url in url.render({ variable($0, captures) }, encoding: QuickReplyTemplate.encodeForURL) })
+                // A title rendered empty (a capture that did not match) would be a blank button
+                // or link: it is left out, and the others shown.
+                let quickReplies = reply.quickReplies.compactMap { q -> QuickReply? in
+                    let title = render(q.title, captures)
+                    guard !title.allSatisfy(\.isWhitespace) else { return nil }
+                    return QuickReply(title: title,
+                                      url: q.url.map { url in url.render({ variable($0, captures) }, encoding: QuickReplyTemplate.encodeForURL) })
                 }
                 effects.append(.reply(text: render(template, captures), rule: rule, quickReplies: quickReplies))
                 state.botReplies += 1

@@ -87,15 +87,19 @@ extension ChatwootAgentBot {
     /// conversation's latest messages hold one with its key in `content_attributes` (Chatwoot has
     /// no idempotency key on message creation). The conversation as a bot token may read it
     /// (`GET …/conversations/ID`, app/views/api/v1/conversations/partials/_conversation.json.jbuilder)
-    /// lists its last message, or up to its last ten unread by agents — where a message of a call
-    /// under way is, as long as fewer than ten messages came after it.
+    /// shows only two messages: `messages`, the last one, and `last_non_activity_message`, the
+    /// last that is not an activity message. So the check finds the call's message only while
+    /// nothing but activity messages came after it: a customer's message, an agent's, or another
+    /// of the bot's written in between hides it, and the repeat makes the message twice
+    /// (docs/chatwoot.md, "Exactly once toward Chatwoot").
     func made(_ call: OutboundCall, read: BackendRead) async -> Preparation {
         let path = String(call.path.dropLast("/messages".count))
         let result = await read(path)
         guard case let .success(response) = result, (200..<300).contains(response.status) else { return .failed(result) }
-        guard let conversation = Self.json(response.body), case let .array(messages)? = conversation["messages"]?.kind else {
+        guard let conversation = Self.json(response.body), case var .array(messages)? = conversation["messages"]?.kind else {
             return .failed(.failure(HTTPError(kind: .failed, message: "GET \(path): no \"messages\" in Chatwoot's answer")))
         }
+        if let last = conversation["last_non_activity_message"], case .object = last.kind { messages.append(last) }
         if let found = messages.first(where: { Self.marker($0) == call.key }) {
             let id = found["id"].flatMap { if case let .number(n) = $0.kind { n } else { nil } } ?? "?"
             return .settled("Chatwoot has message \(id) with this key: an earlier attempt made it")
@@ -133,7 +137,10 @@ extension ChatwootAgentBot {
     ///
     /// A reply's buttons make it an `input_select` message, each an item of `title` and `value`
     /// (the only keys Chatwoot takes: app/models/concerns/content_attribute_validator.rb), the
-    /// value the title — what the widget sends back as the customer's message when it is picked.
+    /// value the title. A press comes back two ways: Chatwoot's web widget writes no message but
+    /// updates this one with `submitted_values: [{title, value}]` (the bot gets
+    /// `message_updated`: `ChatwootAgentBot.submitted`); channels that turn a select into
+    /// interactive buttons of their own (WhatsApp) send the reply as an incoming message.
     /// Chatwoot has no link among a select's items (a `cards` message would show each link as a
     /// card of its own, without the reply's text), so links are written under the text as
     /// Markdown links, which Chatwoot renders.

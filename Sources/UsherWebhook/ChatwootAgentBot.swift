@@ -41,8 +41,10 @@ public struct ChatwootAgentBot: FrontDoor {
     public var channel: String { "chatwoot" }
     public var intakePath: String { "/chatwoot/webhook" }
     /// Chatwoot sends an agent-bot webhook again after a 429 or a 500 only (three tries, 3 s
-    /// apart: app/jobs/agent_bots/webhook_job.rb, lib/webhooks/trigger.rb); on any other failure
-    /// it hands the conversation to its agents.
+    /// apart: app/jobs/agent_bots/webhook_job.rb, lib/webhooks/trigger.rb). When a webhook fails
+    /// for good, `handle_error` opens the conversation for its agents only if the event was
+    /// `message_created` or `message_updated`, the conversation is still `pending`, and the
+    /// account has not set `keep_pending_on_bot_failure`; any other event is just lost.
     public var retryStatus: Int { 429 }
     public var mirrorsTags: Bool { true }
 
@@ -64,9 +66,14 @@ public struct ChatwootAgentBot: FrontDoor {
     }
 
     public func messages(in request: HTTPServer.Request, now: Date) throws(IntakeError) -> [NewMessage] {
+        try intake(request, now: now).messages
+    }
+
+    public func intake(_ request: HTTPServer.Request, now: Date) throws(IntakeError) -> Intake {
         switch try Self.event(try IntakeError.json(request.body), now: now) {
-        case let .message(m), let .close(m): [m]
-        case .skipped: []
+        case let .message(m), let .close(m): Intake(messages: [m])
+        case .skipped: Intake()
+        case let .unplaced(why): Intake(warning: why)
         }
     }
 
@@ -78,6 +85,9 @@ public struct ChatwootAgentBot: FrontDoor {
         case close(NewMessage)
         /// Of no concern to the bot, and why.
         case skipped(String)
+        /// One the bot would act on but cannot place (a resolution naming no account): answered
+        /// 200 all the same — Chatwoot does not send a conversation event again — and logged.
+        case unplaced(String)
     }
 
     /// Reads one webhook's JSON; a 400 naming the field when an event Usher takes in lacks one.
@@ -89,11 +99,13 @@ public struct ChatwootAgentBot: FrontDoor {
         switch event {
         case "message_created":
             return try message(value, now: now)
+        case "message_updated":
+            return try submitted(value, now: now)
         case "conversation_resolved":
-            return .close(try close(value, now: now))
+            return try close(value, now: now)
         case "conversation_status_changed":
             let status = try string(value, "status")
-            return status == "resolved" ? .close(try close(value, now: now)) : .skipped("the conversation is now \(status ?? "?")")
+            return status == "resolved" ? try close(value, now: now) : .skipped("the conversation is now \(status ?? "?")")
         case "conversation_opened":
             // Sent for the bot's own handoff too (toggle_status), and the payload does not say who
             // opened it: an agent takes over by writing, as in the seed.
@@ -145,24 +157,70 @@ public struct ChatwootAgentBot: FrontDoor {
                                    channel: channelName(conversation)))
     }
 
+    /// `message_updated` of the bot's own `input_select` message with `submitted_values`: the
+    /// customer pressed one of its buttons in Chatwoot's web widget, which does not write a
+    /// message of its own but updates the select (`PATCH /api/v1/widget/messages/:id` with
+    /// `submitted_values`: app/controllers/api/v1/widget/messages_controller.rb `update`; the
+    /// update is sent to the bot as `message_updated`, app/listeners/agent_bot_listener.rb). It
+    /// is the customer's message: the item's `value`, else its `title`, from the conversation's
+    /// contact, with the id `ID@submitted` — the same for a repeated or later update of the same
+    /// select, so that one press is taken once. Any other update is skipped.
+    static func submitted(_ value: JSONValue, now: Date) throws(IntakeError) -> Event {
+        guard case .string("outgoing")? = value["message_type"]?.kind, case .string("input_select")? = value["content_type"]?.kind else {
+            return .skipped("message_updated: not a select of the bot's")
+        }
+        guard case let .array(values)? = value["content_attributes"]?["submitted_values"]?.kind, let item = values.first else {
+            return .skipped("message_updated: nothing submitted")
+        }
+        func text(_ key: String) -> String? {
+            if case let .string(s)? = item[key]?.kind, !s.isEmpty { s } else { nil }
+        }
+        guard let picked = text("value") ?? text("title") else {
+            throw IntakeError(400, "bad-event", "submitted_values[0] has neither a \"value\" nor a \"title\"",
+                              field: "content_attributes.submitted_values[0].value")
+        }
+        let id = try number(value, "id")
+        let account = try accountID(value, conversation: value["conversation"])
+        guard let conversation = value["conversation"] else {
+            throw IntakeError(400, "bad-event", "message_updated without its \"conversation\"", field: "conversation")
+        }
+        let display = try number(conversation, "id", field: "conversation.id")
+        // The widget's contact: the conversation's `meta.sender` (the event's `sender` is the bot).
+        let contact = conversation["meta"]?["sender"]
+        let contactID = contact.flatMap { $0["id"] }.flatMap { if case let .number(n) = $0.kind { n } else { nil } }
+        let name = contact.flatMap { $0["name"] }.flatMap { if case let .string(s) = $0.kind { s } else { nil } }
+        return .message(NewMessage(id: id + "@submitted", conversationID: conversationID(account: account, display: display),
+                                   from: .customer, senderID: contactID.map { "contact:" + $0 }, senderName: name, text: picked,
+                                   at: now, channel: channelName(conversation)))
+    }
+
     /// `conversation_resolved` (or `conversation_status_changed` to resolved): a close event.
     /// Its id is the conversation's and the time it changed (`updated_at`, else `timestamp`), so
-    /// that the two events of one resolution, and Chatwoot's retries, close it once.
-    static func close(_ value: JSONValue, now: Date) throws(IntakeError) -> NewMessage {
+    /// that the two events of one resolution, and Chatwoot's retries, close it once. A
+    /// resolution naming no account anywhere (`accountID`) cannot be placed: `.unplaced`.
+    static func close(_ value: JSONValue, now: Date) throws(IntakeError) -> Event {
         let display = try number(value, "id")
-        let account = try accountID(value, conversation: value)
+        let account: String
+        do {
+            account = try accountID(value, conversation: value)
+        } catch {
+            return .unplaced("conversation \(display) was resolved, but the event names no account (no \"account\", "
+                             + "\"account_id\" or message with one): its next customer message continues the session")
+        }
         guard let changed = value["updated_at"] ?? value["timestamp"], case let .number(stamp) = changed.kind else {
             throw IntakeError(400, "bad-event", "a resolved conversation without \"updated_at\" or \"timestamp\"", field: "updated_at")
         }
         let conversation = conversationID(account: account, display: display)
-        return NewMessage(id: "\(conversation)@resolved:\(stamp)", conversationID: conversation, kind: .close, from: .system, text: "",
-                          at: Double(stamp).map { Date(timeIntervalSince1970: $0) } ?? now)
+        return .close(NewMessage(id: "\(conversation)@resolved:\(stamp)", conversationID: conversation, kind: .close, from: .system,
+                                 text: "", at: Double(stamp).map { Date(timeIntervalSince1970: $0) } ?? now))
     }
 
     // MARK: - Fields
 
-    /// The account: the event's `account`, else its conversation's, else the conversation's
-    /// last message's `account_id`.
+    /// The account: the event's `account`, else its conversation's (`account` or `account_id`),
+    /// else the conversation's last message's `account_id` — how a conversation event written by
+    /// app/presenters/conversations/event_data_presenter.rb, which names no account of its own,
+    /// tells it (its `messages` hold the last message's `push_event_data`).
     static func accountID(_ value: JSONValue, conversation: JSONValue?) throws(IntakeError) -> String {
         let candidates = [value["account"]?["id"], conversation?["account"]?["id"], conversation?["account_id"],
                           conversation?["messages"].flatMap { if case let .array(a) = $0.kind { a.first?["account_id"] } else { nil } }]

@@ -25,6 +25,10 @@ public protocol FrontDoor: Sendable {
     /// a request in error is taken in). May be empty (an event of no concern to the bot).
     func messages(in request: HTTPServer.Request, now: Date) throws(IntakeError) -> [NewMessage]
 
+    /// What a request brings, in full: its messages (`messages(in:)` unless said) and what to log
+    /// about a request taken but of no use (answered 200: the backend would not send it again).
+    func intake(_ request: HTTPServer.Request, now: Date) throws(IntakeError) -> Intake
+
     /// The calls that deliver a chunk of committed actions, in the order they are to be made.
     func calls(for actions: [StoreAction]) -> [OutboundCall]
 
@@ -50,9 +54,26 @@ public protocol FrontDoor: Sendable {
 }
 
 extension FrontDoor {
+    public func intake(_ request: HTTPServer.Request, now: Date) throws(IntakeError) -> Intake {
+        Intake(messages: try messages(in: request, now: now))
+    }
     public var retryStatus: Int { 503 }
     public var mirrorsTags: Bool { false }
     public func prepare(_ call: OutboundCall, repeated: Bool, read: BackendRead) async -> Preparation { .send(call) }
+}
+
+/// What one request to a front door brings (`FrontDoor.intake`).
+public struct Intake: Sendable, Equatable {
+    /// The messages and events to take in, in order.
+    public var messages: [NewMessage]
+    /// Why the request, taken, is of no use and worth a warning in the log (an event Usher cannot
+    /// place); nil when it is not.
+    public var warning: String?
+
+    public init(messages: [NewMessage] = [], warning: String? = nil) {
+        self.messages = messages
+        self.warning = warning
+    }
 }
 
 /// A GET of `path` (relative to the base URL the calls go to), authorized as the calls are: how a
@@ -92,7 +113,7 @@ public struct IntakeError: Error, Sendable, Equatable {
     static func unsigned(_ request: HTTPServer.Request, by signer: WebhookSigner?, now: Date) -> IntakeError? {
         guard let signer else { return nil }
         do {
-            try signer.check(body: request.body, headers: request.headers, now: now)
+            try signer.check(method: request.method, path: request.path, body: request.body, headers: request.headers, now: now)
             return nil
         } catch {
             return IntakeError(401, "bad-signature", error.message, field: error.field)

@@ -71,7 +71,10 @@ public struct MessagesAPI: FrontDoor {
     public var mirrorsTags: Bool { true }
 
     public func authorize(_ request: inout HTTPRequest, now: Date) {
-        if let signer { request.headers += signer.headers(body: request.body, at: now) }
+        if let signer {
+            let path = URLComponents(string: request.url)?.path ?? ""
+            request.headers += signer.headers(method: request.method, path: path, body: request.body, at: now)
+        }
     }
 
     /// A chunk of actions as `SQLiteStore.deliverActions` hands it (replies and notices by seq,

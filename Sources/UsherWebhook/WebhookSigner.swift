@@ -3,7 +3,9 @@ internal import COpenSSL
 
 /// Signs and checks webhook requests, both ways: `X-Usher-Timestamp: SECONDS` (Unix time) and
 /// `X-Usher-Signature: sha256=HEX`, the HMAC-SHA256 (OpenSSL's libcrypto) of `SECONDS.BODY` —
-/// the timestamp, a dot, the raw body — with the shared secret. The timestamp is signed too, so
+/// the timestamp, a dot, the raw body — with the shared secret; for a request without a body (a
+/// GET), of `SECONDS.METHOD PATH` (`1700000000.GET /v1/conversations/c1`), so that a signed read
+/// of one conversation cannot be replayed to read another. The timestamp is signed too, so
 /// that a request captured and sent again later cannot be given a fresh one: requests more than
 /// `window` away from now are refused. Signatures are compared in constant time.
 ///
@@ -44,14 +46,23 @@ public struct WebhookSigner: Sendable {
                       secretName: "CHATWOOT_WEBHOOK_SECRET, the agent bot's secret")
     }
 
-    /// The headers that sign `body` at `time`.
-    public func headers(body: [UInt8], at time: Date) -> [(name: String, value: String)] {
-        let seconds = Int(time.timeIntervalSince1970.rounded(.down))
-        return [(timestampHeader, String(seconds)), (signatureHeader, "sha256=" + Self.hex(mac(seconds, body)))]
+    /// What is signed after `SECONDS.`: the body, or, for a request without one, its method and
+    /// path (`GET /v1/conversations/c1`; the path without a query, percent-decoded as the
+    /// listener reads it).
+    public static func signedContent(method: String, path: String, body: [UInt8]) -> [UInt8] {
+        body.isEmpty ? Array("\(method) \(path)".utf8) : body
     }
 
-    /// Checks a request's signature headers (by lowercased name) over `body` at `now`.
-    public func check(body: [UInt8], headers: [String: String], now: Date) throws(Refusal) {
+    /// The headers that sign a request of `body` (or, without a body, of `method` and `path`) at `time`.
+    public func headers(method: String = "POST", path: String = "", body: [UInt8], at time: Date) -> [(name: String, value: String)] {
+        let seconds = Int(time.timeIntervalSince1970.rounded(.down))
+        let content = Self.signedContent(method: method, path: path, body: body)
+        return [(timestampHeader, String(seconds)), (signatureHeader, "sha256=" + Self.hex(mac(seconds, content)))]
+    }
+
+    /// Checks a request's signature headers (by lowercased name) over `body` (or, without a
+    /// body, over `method` and `path`) at `now`.
+    public func check(method: String = "POST", path: String = "", body: [UInt8], headers: [String: String], now: Date) throws(Refusal) {
         let timestampName = timestampHeader.lowercased(), signatureName = signatureHeader.lowercased()
         guard let stamp = headers[timestampName] else {
             throw Refusal(field: timestampHeader, message: "missing \(timestampHeader): the request's Unix time in seconds, signed with the body")
@@ -66,14 +77,16 @@ public struct WebhookSigner: Sendable {
                           + "at most \(Int(window)) s either way is taken (a replayed request, or a clock that is off)")
         }
         guard let signature = headers[signatureName] else {
-            throw Refusal(field: signatureHeader, message: "missing \(signatureHeader): sha256=HEX, the HMAC-SHA256 of TIMESTAMP.BODY")
+            throw Refusal(field: signatureHeader, message: "missing \(signatureHeader): sha256=HEX, the HMAC-SHA256 of TIMESTAMP.BODY "
+                          + "(TIMESTAMP.METHOD PATH for a request without a body)")
         }
-        let expected = mac(seconds, body)
+        let expected = mac(seconds, Self.signedContent(method: method, path: path, body: body))
         guard signature.hasPrefix("sha256="), let given = Self.bytes(hex: signature.dropFirst(7)), given.count == expected.count,
               given.withUnsafeBytes({ g in expected.withUnsafeBytes { e in CRYPTO_memcmp(g.baseAddress, e.baseAddress, e.count) } }) == 0
         else {
-            throw Refusal(field: signatureHeader, message: "\(signatureHeader) does not match the body: sign TIMESTAMP.BODY "
-                          + "with HMAC-SHA256 and the shared secret (\(secretName)), hex-encoded after sha256=")
+            throw Refusal(field: signatureHeader, message: "\(signatureHeader) does not match the request: sign TIMESTAMP.BODY "
+                          + "(TIMESTAMP.\(method) \(path) without a body) with HMAC-SHA256 and the shared secret (\(secretName)), "
+                          + "hex-encoded after sha256=")
         }
     }
 

@@ -92,7 +92,8 @@ extension WebhookStore {
         let store = try await WebhookStore(database: try await SQLiteStore(path: path), door: door, options: options, warn: request.warn)
         if request.worker, signatures == "off" {
             store.events.warning("webhook-unsigned", [("note", "--signatures off: requests are taken in without signatures "
-                                                                 + "(and the webhook's calls sent unsigned); anyone who can reach \(options.listen ?? "") can post")])
+                                                                 + "(and the webhook's calls sent unsigned); anyone who can reach \(options.listen ?? "") can post, "
+                                                                 + "and read any conversation's state (GET /v1/conversations/ID)")])
         }
         return store
     }

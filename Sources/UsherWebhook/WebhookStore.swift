@@ -265,12 +265,14 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
                                       + "send application/json", field: "Content-Type"), responder)
         }
         if let refusal = door.authenticate(request, now: now) { return refuse(refusal, responder) }
-        let messages: [NewMessage]
+        let intake: Intake
         do {
-            messages = try door.messages(in: request, now: now)
+            intake = try door.intake(request, now: now)
         } catch {
             return refuse(error, responder)
         }
+        if let warning = intake.warning { events.warning("webhook-event-unused", [("path", request.path), ("why", warning)]) }
+        let messages = intake.messages
         if messages.isEmpty { return responder.respond(Self.json(200, "{\"messages\":[]}")) }
         enqueue(.messages(messages, responder), responder)
     }

@@ -63,4 +63,22 @@ import UsherRules
         let second = d.customer("help")
         #expect(second.quickReplies.isEmpty && second.limit != nil)
     }
+
+    @Test func aTitleRenderedEmptyIsLeftOut() throws {
+        let rules = """
+        version: 1
+        rules:
+          - id: refund
+            when: {regex: 'refund(?: (?<ref>R\\d+))?'}
+            then:
+              - reply:
+                  text: "About your refund."
+                  quick_replies: ["{{ref}}", {title: "{{ref}}", url: "https://shop.example/r/{{ref}}"}, Talk to a human]
+        """
+        var d = try Driver(rules)
+        #expect(d.customer("refund please").quickReplies == [[QuickReply(title: "Talk to a human")]])
+        var e = try Driver(rules)
+        #expect(e.customer("refund R12").quickReplies
+                == [[QuickReply(title: "R12"), QuickReply(title: "R12", url: "https://shop.example/r/R12"), QuickReply(title: "Talk to a human")]])
+    }
 }

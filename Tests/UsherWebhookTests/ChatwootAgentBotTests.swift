@@ -24,6 +24,15 @@ enum ChatwootPayload {
         #"{"account":{"id":1,"name":"Acme"},"additional_attributes":{},"content_attributes":\#(attributes),"content_type":"text","content":\#(content),"conversation":\#(conversation()),"created_at":"2026-12-06T10:00:00.250Z","id":\#(id),"inbox":{"id":3,"name":"Website"},"message_type":"\#(type)","private":\#(isPrivate),"sender":\#(sender),"source_id":null,"event":"message_created"}"#
     }
 
+    /// `message_updated` of the bot's `input_select` message 130, as the widget's press leaves it.
+    static func select(submitted: String? = #"[{"title":"Track my order","value":"Track my order"}]"#) -> String {
+        let attributes = #"{"usher_key":"support:120:0","items":[{"title":"Track my order","value":"Track my order"}]"#
+            + (submitted.map { #","submitted_values":"# + $0 } ?? "") + "}"
+        return message(id: 130, type: "outgoing", content: "\"How can we help?\"", sender: bot, attributes: attributes)
+            .replacingOccurrences(of: #""content_type":"text""#, with: #""content_type":"input_select""#)
+            .replacingOccurrences(of: "message_created", with: "message_updated")
+    }
+
     static func event(_ name: String, status: String = "resolved", updatedAt: String = "1733480000.5") -> String {
         var c = conversation(status: status, updatedAt: updatedAt)
         c.removeLast()
@@ -84,11 +93,45 @@ struct ChatwootAgentBotTests {
         ("conversation_opened", ChatwootPayload.event("conversation_opened", status: "open"), "conversation_opened"),
         ("a status change to open", ChatwootPayload.event("conversation_status_changed", status: "open"), "now open"),
         ("message_updated", ChatwootPayload.message().replacingOccurrences(of: "message_created", with: "message_updated"), "message_updated"),
+        ("a select of the bot's updated without a submission", ChatwootPayload.select(submitted: nil), "nothing submitted"),
         ("webwidget_triggered", #"{"event":"webwidget_triggered","id":1}"#, "webwidget_triggered"),
     ])
     func skipped(_ what: String, _ payload: String, _ reason: String) throws {
         guard case let .skipped(why) = try event(payload) else { Issue.record("\(what): not skipped"); return }
         #expect(why.contains(reason), "\(what): \(why)")
+    }
+
+    /// A button pressed in Chatwoot's web widget: the bot's select updated with
+    /// `submitted_values`, which is the customer's message — its value, else its title.
+    @Test func aPressInTheWidgetIsTheCustomersMessage() throws {
+        guard case let .message(m) = try event(ChatwootPayload.select()) else { Issue.record("not a message"); return }
+        #expect(m.id == "130@submitted" && m.conversationID == "1/42")
+        #expect(m.from == .customer && m.text == "Track my order")
+        #expect(m.senderID == "contact:5" && m.senderName == "Pooja", "the conversation's contact, not the bot")
+        #expect(m.at == now)
+        guard case let .message(t) = try event(ChatwootPayload.select(submitted: #"[{"title":"Returns"}]"#)) else {
+            Issue.record("not a message"); return
+        }
+        #expect(t.text == "Returns" && t.id == "130@submitted")
+        let error = #expect(throws: IntakeError.self) { try event(ChatwootPayload.select(submitted: #"[{"name":"x"}]"#)) }
+        #expect(error?.status == 400 && error?.field == "content_attributes.submitted_values[0].value")
+    }
+
+    /// A resolution that names no account anywhere cannot be placed: taken (Chatwoot would not
+    /// send it again) and logged, not refused.
+    @Test func aResolutionWithoutAnAccountIsUnplacedNotRefused() throws {
+        let bare = #"{"event":"conversation_resolved","id":4,"inbox_id":3,"messages":[],"updated_at":1733480000}"#
+        guard case let .unplaced(why) = try event(bare) else { Issue.record("not unplaced"); return }
+        #expect(why.contains("conversation 4") && why.contains("no account"), "\(why)")
+        let door = ChatwootAgentBot(signer: nil, token: "t")
+        let request = HTTPServer.Request(method: "POST", path: "/chatwoot/webhook", headers: ["Content-Type": "application/json"],
+                                         body: Array(bare.utf8))
+        let intake = try door.intake(request, now: now)
+        #expect(intake.messages.isEmpty && intake.warning == why)
+        // The account of the last message, as Chatwoot's event_data_presenter.rb writes it, places it.
+        let withMessage = bare.replacingOccurrences(of: #""messages":[]"#, with: #""messages":[{"id":9,"account_id":2}]"#)
+        guard case let .close(c) = try event(withMessage) else { Issue.record("not a close"); return }
+        #expect(c.conversationID == "2/4")
     }
 
     @Test func aResolutionClosesOnceForBothOfItsEvents() throws {
@@ -284,7 +327,15 @@ struct ChatwootAgentBotTests {
         #expect(why.contains("message 8"))
         #expect(has.paths == ["/api/v1/accounts/1/conversations/42"])
 
-        let hasNot = Reads.json(#"{"id":42,"messages":[{"id":7,"content_attributes":{"usher_key":"support:122:0"}}]}"#)
+        // Current Chatwoot lists only the last message; an activity message written after the
+        // bot's leaves it as `last_non_activity_message`.
+        let behindActivity = Reads.json(#"{"id":42,"messages":[{"id":9,"message_type":2,"content_attributes":{}}],"last_non_activity_message":{"id":8,"content_attributes":{"usher_key":"support:123:0"}}}"#)
+        guard case let .settled(under) = await door.prepare(call, repeated: true, read: behindActivity.read) else {
+            Issue.record("not settled from last_non_activity_message"); return
+        }
+        #expect(under.contains("message 8"))
+
+        let hasNot = Reads.json(#"{"id":42,"messages":[{"id":7,"content_attributes":{"usher_key":"support:122:0"}}],"last_non_activity_message":null}"#)
         guard case .send = await door.prepare(call, repeated: true, read: hasNot.read) else { Issue.record("not sent"); return }
 
         let refused = Reads.json(#"{"error":"Access to this endpoint is not authorized for bots"}"#, status: 401)

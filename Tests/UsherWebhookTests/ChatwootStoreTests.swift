@@ -148,7 +148,8 @@ struct ChatwootStoreTests {
 
     /// A reply's buttons reach Chatwoot as an `input_select` message (the stand-in refuses items
     /// with keys Chatwoot's validator refuses), its links as Markdown under the text; a button
-    /// picked comes back as the customer's message and is answered.
+    /// pressed in the widget (the select updated, `message_updated`) is the customer's message,
+    /// answered once however often the update comes.
     @Test func quickRepliesBecomeAnInputSelect() async throws {
         let (store, chatwoot) = try await chatwootStore()
         defer { chatwoot.close() }
@@ -176,9 +177,19 @@ struct ChatwootStoreTests {
             #expect(menu.content == "How can we help?\n[Returns](https://shop.example/returns)")
             #expect(chatwoot.calls.allSatisfy { $0.status == 200 }, "\(chatwoot.calls.map(\.body))")
 
-            try await chatwoot.customerWrites(c, menu.items[0]["value"]!)
+            try await chatwoot.press(c, message: menu.id, item: 0)
             try await eventually("the answer") { (chatwoot.conversation(c)?.messages.filter { $0.sender == .bot }.count ?? 0) == 2 }
             #expect(written(chatwoot, c).map(\.text).last == "Your order ships tomorrow.")
+            #expect(chatwoot.conversation(c)?.messages.filter { $0.type == "incoming" }.count == 1, "the press wrote no message")
+            let pressed = try await store.transcript(conversation: ChatwootStandIn.usherID(c)).filter { $0.from == .customer }
+            #expect(pressed.map(\.text) == ["hello", "Track my order"])
+            #expect(pressed.last?.id == "\(menu.id)@submitted" && pressed.last?.senderID == pressed.first?.senderID)
+
+            // The same update again (a retry, a later edit) is taken once: once `press` returns,
+            // the bot has answered it, 200 for a message it had.
+            try await chatwoot.press(c, message: menu.id, item: 0)
+            #expect(try await store.transcript(conversation: ChatwootStandIn.usherID(c)).filter { $0.from == .customer }.count == 2)
+            #expect(chatwoot.conversation(c)?.messages.filter { $0.sender == .bot }.count == 2)
         }
     }
 

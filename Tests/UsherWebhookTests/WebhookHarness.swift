@@ -92,8 +92,10 @@ final class Backend: @unchecked Sendable {
         return (r.status, String(decoding: r.body, as: UTF8.self))
     }
 
-    func get(_ address: String, _ path: String, signedBy: WebhookSigner? = signer) async throws -> (status: Int, body: String) {
-        let headers = signedBy?.headers(body: [], at: Date()) ?? []
+    /// GETs `path`, signed for `signedPath` (a test of a signature used for another read), else for it.
+    func get(_ address: String, _ path: String, signedBy: WebhookSigner? = signer, signedPath: String? = nil) async throws
+        -> (status: Int, body: String) {
+        let headers = signedBy?.headers(method: "GET", path: signedPath ?? path, body: [], at: Date()) ?? []
         let r = try await client.send(HTTPRequest(url: "http://\(address)\(path)", headers: headers))
         return (r.status, String(decoding: r.body, as: UTF8.self))
     }

@@ -57,6 +57,38 @@ struct WebhookSignerTests {
         #expect(refusal(other)?.field == "X-Usher-Signature")
     }
 
+    /// A request without a body signs its method and path: `printf '0.GET /v1/conversations/c1' |
+    /// openssl dgst -sha256 -hmac key`; the signature of one read is no signature of another.
+    @Test func aRequestWithoutABodySignsItsMethodAndPath() throws {
+        let key = WebhookSigner(secret: Array("key".utf8))
+        let zero = Date(timeIntervalSince1970: 0)
+        let signed = headers(key.headers(method: "GET", path: "/v1/conversations/c1", body: [], at: zero))
+        #expect(signed["x-usher-signature"] == "sha256=" + (try hmacHex(key: "key", "0.GET /v1/conversations/c1")))
+        #expect((try? key.check(method: "GET", path: "/v1/conversations/c1", body: [], headers: signed, now: zero)) != nil)
+        #expect((try? key.check(method: "GET", path: "/v1/conversations/c2", body: [], headers: signed, now: zero)) == nil)
+        #expect((try? key.check(method: "HEAD", path: "/v1/conversations/c1", body: [], headers: signed, now: zero)) == nil)
+        // An empty signed text (the old scheme for a GET) is refused.
+        let empty = headers(key.headers(body: Array("x".utf8), at: zero)).merging(
+            ["x-usher-signature": "sha256=" + (try hmacHex(key: "key", "0."))]) { _, b in b }
+        #expect((try? key.check(method: "GET", path: "/v1/conversations/c1", body: [], headers: empty, now: zero)) == nil)
+    }
+
+    /// HMAC-SHA256 as `openssl dgst` computes it, for the expected values above.
+    func hmacHex(key: String, _ text: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        p.arguments = ["dgst", "-sha256", "-hmac", key]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try p.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return String(try #require(out.split(separator: " ").last).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     @Test(arguments: [
         ([:], "X-Usher-Timestamp"),
         (["x-usher-timestamp": "yesterday"], "X-Usher-Timestamp"),

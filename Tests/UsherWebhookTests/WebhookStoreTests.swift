@@ -229,6 +229,9 @@ struct WebhookStoreTests {
             #expect(bot.contains(#""waiting_since":""#) && bot.contains(#""queue":"general","reason":"threshold""#), Comment(rawValue: c.body))
             #expect(try await backend.get(address, "/v1/conversations/nobody").status == 404)
             #expect(try await backend.get(address, "/v1/conversations/c1", signedBy: nil).status == 401)
+            // A read's signature is for its path: captured, it reads no other conversation.
+            let replayed = try await backend.get(address, "/v1/conversations/c2", signedPath: "/v1/conversations/c1")
+            #expect(replayed.status == 401 && replayed.body.contains("X-Usher-Signature"), Comment(rawValue: replayed.body))
 
             try await eventually("ready") { worker.isReady }
             #expect(try await backend.get(address, "/healthz", signedBy: nil) == (200, "ok\n"))

@@ -203,6 +203,29 @@ public final class ChatwootStandIn: @unchecked Sendable {
         return id
     }
 
+    /// The contact presses item `item` of the `input_select` message `id` in the web widget: as
+    /// Chatwoot's widget does, no message is written — the select gets `submitted_values:
+    /// [{title, value}]` (`PATCH /api/v1/widget/messages/:id`) and the bot `message_updated` of it,
+    /// delivered until taken. Nothing is sent for a message that is not a select.
+    public func press(_ display: Int, message id: Int, item: Int) async throws {
+        let payload = try lock.withLock {
+            guard var c = state.conversations[display], let i = c.messages.firstIndex(where: { $0.id == id }),
+                  c.messages[i].contentType == "input_select", c.messages[i].items.indices.contains(item) else {
+                throw StandInError("no select \(id) with an item \(item) in conversation \(display)")
+            }
+            let picked = c.messages[i].items[item]
+            var attributes = (try? JSONSerialization.jsonObject(with: c.messages[i].attributes)) as? [String: Any] ?? [:]
+            attributes["submitted_values"] = [["title": picked["title"] ?? "", "value": picked["value"] ?? ""]]
+            c.messages[i].attributes = try JSONSerialization.data(withJSONObject: attributes)
+            c.updatedAt = Date()
+            state.conversations[display] = c
+            var event = messageEvent(c.messages[i], in: c)
+            event["event"] = "message_updated"
+            return event
+        }
+        try await deliver(payload)
+    }
+
     /// The `message_created` webhook of message `id` once more, as Chatwoot sends a webhook again;
     /// the bot's status for it.
     public func deliverAgain(_ display: Int, message id: Int) async throws -> Int {
