@@ -78,6 +78,12 @@ extension SQLiteStore {
             created_at   REAL NOT NULL
         );
         CREATE INDEX IF NOT EXISTS deadletters_channel ON deadletters (channel, id);
+        CREATE TABLE IF NOT EXISTS echoes (
+            channel TEXT NOT NULL,
+            key     TEXT NOT NULL,
+            at      REAL NOT NULL,
+            PRIMARY KEY (channel, key)
+        ) WITHOUT ROWID;
         """
 
     /// Creates the outbox and dead-letter tables when the file has none yet.
@@ -205,6 +211,42 @@ extension SQLiteStore {
             return try s.step() ? s.int(0) : 0
         }
     }
+
+    /// Keys of calls the backend has shown back to Usher (Chatwoot's webhook of a message the bot
+    /// made, carrying its marker): proof the call was made, kept for `echoRetention`.
+    public func recordEchoes(channel: String, keys: [String], at now: Date) async throws {
+        try await perform { db in
+            try Self.transaction(db) {
+                let s = try db.statement(sql: "INSERT INTO echoes (channel, key, at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
+                for key in keys {
+                    defer { s.reset() }
+                    s.bind(1, channel)
+                    s.bind(2, key)
+                    s.bind(3, now)
+                    _ = try s.step()
+                }
+                let prune = try db.statement(sql: "DELETE FROM echoes WHERE channel = ?1 AND at < ?2")
+                defer { prune.reset() }
+                prune.bind(1, channel)
+                prune.bind(2, now.addingTimeInterval(-Self.echoRetention))
+                _ = try prune.step()
+            }
+        }
+    }
+
+    /// Whether the backend showed the call with `key` back (`recordEchoes`).
+    public func echoed(channel: String, key: String) async throws -> Bool {
+        try await perform { db in
+            let s = try db.statement(sql: "SELECT 1 FROM echoes WHERE channel = ?1 AND key = ?2")
+            defer { s.reset() }
+            s.bind(1, channel)
+            s.bind(2, key)
+            return try s.step()
+        }
+    }
+
+    /// How long an echo is kept: longer than any call stays in the outbox between its attempts.
+    public static let echoRetention: TimeInterval = 7 * 86_400
 
     /// The call was delivered: it leaves the outbox.
     public func outboxDelivered(id: Int64) async throws {

@@ -47,6 +47,8 @@ public struct ChatwootAgentBot: FrontDoor {
     /// account has not set `keep_pending_on_bot_failure`; any other event is just lost.
     public var retryStatus: Int { 429 }
     public var mirrorsTags: Bool { true }
+    /// Chatwoot sends the bot its own messages as `message_created` webhooks, with the marker.
+    public var echoesCalls: Bool { true }
 
     /// Usher's conversation id for Chatwoot's conversation `display` of account `account`:
     /// `ACCOUNT/ID` (display ids are numbered per account).
@@ -73,6 +75,7 @@ public struct ChatwootAgentBot: FrontDoor {
         switch try Self.event(try IntakeError.json(request.body), now: now) {
         case let .message(m), let .close(m): Intake(messages: [m])
         case .skipped: Intake()
+        case let .echo(key): Intake(echoes: [key])
         case let .unplaced(why): Intake(warning: why)
         }
     }
@@ -85,6 +88,9 @@ public struct ChatwootAgentBot: FrontDoor {
         case close(NewMessage)
         /// Of no concern to the bot, and why.
         case skipped(String)
+        /// Usher's own message (a reply, a notice, a note), shown back by Chatwoot with the key
+        /// of the call that made it: that call is made.
+        case echo(String)
         /// One the bot would act on but cannot place (a resolution naming no account): answered
         /// 200 all the same — Chatwoot does not send a conversation event again — and logged.
         case unplaced(String)
@@ -119,6 +125,9 @@ public struct ChatwootAgentBot: FrontDoor {
     static func message(_ value: JSONValue, now: Date) throws(IntakeError) -> Event {
         let id = try number(value, "id")
         let type = try string(value, "message_type", required: true)!
+        // Usher's own, whatever else it is (a handoff's note is private): the call that made it
+        // is made.
+        if type == "outgoing", let key = marker(value) { return .echo(key) }
         if value["private"].map({ if case .bool(true) = $0.kind { true } else { false } }) == true {
             return .skipped("a private note")
         }
@@ -129,7 +138,6 @@ public struct ChatwootAgentBot: FrontDoor {
         case "incoming":
             from = .customer
         case "outgoing":
-            if marker(value) != nil { return .skipped("Usher's own message") }
             switch senderType {
             case "user": from = .agent
             case "agent_bot": return .skipped("a bot's message")

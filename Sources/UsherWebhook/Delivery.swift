@@ -28,6 +28,10 @@ final class Delivery: Sendable {
         var lanes = 8
         /// The longest one call may take.
         var timeout: Duration = .seconds(10)
+        /// After a call with no answer (a timeout, a lost connection) to a backend that shows
+        /// Usher's calls back (`FrontDoor.echoesCalls`), the least wait before the repeat: time
+        /// for the echo of a call that was made to come in and settle it.
+        var echoWait: Duration = .seconds(3)
 
         /// The wait before attempt `attempts + 1`, after `attempts` failed ones.
         func backoff(after attempts: Int, retryAfter: Double?, random: Double) -> Double {
@@ -191,6 +195,11 @@ final class Delivery: Sendable {
             return
         }
         let repeated = uncertain.withLock { $0.contains(entry.id) } || entry.id <= inherited.withLock { $0 }
+        if repeated, door.echoesCalls, (try? await database.echoed(channel: channel, key: entry.item.key)) == true {
+            uncertain.withLock { _ = $0.remove(entry.id) }
+            await record(entry, .settled("the backend showed it back: an earlier attempt made it"))
+            return
+        }
         let outcome = await Self.send(call, repeated: repeated, to: callbackURL, through: client, door: door, timeout: policy.timeout,
                                       clock: clock)
         switch outcome {
@@ -240,8 +249,9 @@ final class Delivery: Sendable {
                 try await database.outboxDelivered(id: entry.id)
                 events.count("usher_webhook_deliveries_total", result: "settled")
                 events.info("webhook-settled", fields + [("why", why)])
-            case let .failed(status, error, retryAfter, _) where entry.attempts + 1 < policy.attempts:
-                let wait = policy.backoff(after: entry.attempts + 1, retryAfter: retryAfter, random: Double.random(in: 0...1))
+            case let .failed(status, error, retryAfter, reached) where entry.attempts + 1 < policy.attempts:
+                var wait = policy.backoff(after: entry.attempts + 1, retryAfter: retryAfter, random: Double.random(in: 0...1))
+                if reached, status == nil, door.echoesCalls { wait = max(wait, policy.echoWait.seconds) }
                 try await database.outboxRetry(id: entry.id, next: clock().addingTimeInterval(wait), error: error)
                 events.count("usher_webhook_deliveries_total", result: "retried")
                 events.info("webhook-retry", fields + [("status", status.map(String.init) ?? "none"), ("error", error),

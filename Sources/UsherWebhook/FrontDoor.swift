@@ -44,6 +44,12 @@ public protocol FrontDoor: Sendable {
     /// state.
     var mirrorsTags: Bool { get }
 
+    /// Whether the backend shows Usher's calls back as requests to the listener (Chatwoot sends
+    /// the bot's own messages as webhooks, with their marker): their keys are recorded
+    /// (`Intake.echoes`), a repeat whose echo came is settled without a call, and a call left
+    /// without an answer waits a little (`Policy.echoWait`) for its echo before it is repeated.
+    var echoesCalls: Bool { get }
+
     /// What to send, just before a call is sent: the call as it is (unless said), one rewritten
     /// from what the backend has now (Chatwoot's labels, a set replaced whole, merged with the
     /// change), or nothing when the backend has it already. `repeated`: an earlier attempt may
@@ -59,6 +65,7 @@ extension FrontDoor {
     }
     public var retryStatus: Int { 503 }
     public var mirrorsTags: Bool { false }
+    public var echoesCalls: Bool { false }
     public func prepare(_ call: OutboundCall, repeated: Bool, read: BackendRead) async -> Preparation { .send(call) }
 }
 
@@ -69,10 +76,14 @@ public struct Intake: Sendable, Equatable {
     /// Why the request, taken, is of no use and worth a warning in the log (an event Usher cannot
     /// place); nil when it is not.
     public var warning: String?
+    /// Keys of Usher's own calls the backend shows back (Chatwoot's webhook of a message the bot
+    /// made, with its marker): recorded, so a repeat of the call is known to be made already.
+    public var echoes: [String]
 
-    public init(messages: [NewMessage] = [], warning: String? = nil) {
+    public init(messages: [NewMessage] = [], warning: String? = nil, echoes: [String] = []) {
         self.messages = messages
         self.warning = warning
+        self.echoes = echoes
     }
 }
 

@@ -272,6 +272,20 @@ public final class WebhookStore: SQLiteBackedStore, ServingStore {
             return refuse(error, responder)
         }
         if let warning = intake.warning { events.warning("webhook-event-unused", [("path", request.path), ("why", warning)]) }
+        if !intake.echoes.isEmpty {
+            // Recorded before the answer: an echo answered is an echo kept.
+            let (database, channel, events, retry) = (database, door.channel, events, door.retryStatus)
+            Task {
+                do {
+                    try await database.recordEchoes(channel: channel, keys: intake.echoes, at: now)
+                    responder.respond(Self.json(200, "{\"messages\":[]}"))
+                } catch {
+                    events.warning("webhook-echo-error", [("error", "\(error)")])
+                    responder.respond(Self.retryLater(retry, "state-unwritable", "the echo could not be recorded; send again shortly"))
+                }
+            }
+            return
+        }
         let messages = intake.messages
         if messages.isEmpty { return responder.respond(Self.json(200, "{\"messages\":[]}")) }
         enqueue(.messages(messages, responder), responder)

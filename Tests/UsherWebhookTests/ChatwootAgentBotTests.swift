@@ -81,10 +81,19 @@ struct ChatwootAgentBotTests {
 
     /// What the bot does not act on: its own messages, other bots', notes, activity, templates,
     /// and events other than messages and resolutions.
+    /// Usher's own message shown back, whoever Chatwoot says sent it, a note too: its key is an
+    /// echo — the call that made it is made.
+    @Test func ushersMarkerIsAnEcho() throws {
+        for payload in [ChatwootPayload.message(type: "outgoing", sender: ChatwootPayload.user, attributes: #"{"usher_key":"support:9:0"}"#),
+                        ChatwootPayload.message(type: "outgoing", sender: ChatwootPayload.bot, attributes: #"{"usher_key":"support:9:0"}"#),
+                        ChatwootPayload.message(type: "outgoing", sender: ChatwootPayload.bot, isPrivate: true,
+                                                attributes: #"{"usher_key":"support:9:0"}"#)] {
+            #expect(try event(payload) == .echo("support:9:0"))
+        }
+    }
+
     @Test(arguments: [
         ("the bot's own message", ChatwootPayload.message(type: "outgoing", sender: ChatwootPayload.bot), "a bot's message"),
-        ("Usher's marker, whoever sent it", ChatwootPayload.message(type: "outgoing", sender: ChatwootPayload.user,
-                                                                    attributes: #"{"usher_key":"support:9:0"}"#), "Usher's own message"),
         ("an outgoing message with no sender (an automation)", ChatwootPayload.message(type: "outgoing", sender: "null"),
          "not from an agent"),
         ("an agent's private note", ChatwootPayload.message(type: "outgoing", sender: ChatwootPayload.user, isPrivate: true), "a private note"),

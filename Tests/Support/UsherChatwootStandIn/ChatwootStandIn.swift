@@ -523,17 +523,14 @@ public final class ChatwootStandIn: @unchecked Sendable {
     /// its last message when no incoming message is unread, else up to its last ten unread —
     /// every message is unread here, no agent having looked.
     private func show(_ c: Conversation) -> [String: Any] {
-        let messages: [Message]
-        if c.messages.isEmpty {
-            messages = []
-        } else if !c.messages.contains(where: { $0.type == "incoming" }) {
-            messages = [c.messages.last!]
-        } else {
-            messages = Array(c.messages.suffix(10))
-        }
+        // As current Chatwoot's _conversation.json.jbuilder: `messages` holds the last message
+        // only, `last_non_activity_message` the last one that is not an activity.
+        let messages = c.messages.last.map { [$0] } ?? []
         var meta = meta(c)
         meta["channel"] = "Channel::WebWidget"
+        let lastNonActivity: Any = c.messages.last { $0.type != "activity" }.map { pushData($0, in: c) } ?? NSNull()
         return ["meta": meta, "id": c.displayID, "messages": messages.map { pushData($0, in: c) }, "account_id": Self.accountID,
+                "last_non_activity_message": lastNonActivity,
                 "additional_attributes": [String: Any](), "agent_last_seen_at": 0, "assignee_last_seen_at": 0, "can_reply": true,
                 "contact_last_seen_at": 0, "custom_attributes": [String: Any](), "inbox_id": Self.inboxID, "labels": c.labels,
                 "muted": false, "snoozed_until": NSNull(), "status": c.status, "created_at": Int(c.createdAt.timeIntervalSince1970),
