@@ -9,9 +9,14 @@ import UsherJSON
 /// costs each commit twenty-odd index entries where one string costs one (docs/decisions.md,
 /// 2026-12-06). A state document written as a map before reads the same.
 struct DoneMarks: Sendable, Equatable {
-    private(set) var times: [String: Date]
+    let times: [String: Date]
+    /// The time of the newest message done.
+    let newest: Date?
 
-    init(_ times: [String: Date] = [:]) { self.times = times }
+    init(_ times: [String: Date] = [:]) {
+        self.times = times
+        newest = times.values.max()
+    }
 
     /// The marks of a state document (none without one).
     init(_ state: FirestoreDocument?) {
@@ -24,28 +29,22 @@ struct DoneMarks: Sendable, Equatable {
                     if case let .string(t) = m.value.kind, let date = FirestoreTime.parse(t) { times[m.key] = date }
                 }
             }
-            self.times = times
+            self.init(times)
         case let .map(fields)?:
-            self.times = fields.compactMapValues { $0.date() }
+            self.init(fields.compactMapValues { $0.date() })
         default:
-            self.times = [:]
+            self.init()
         }
     }
 
     func contains(_ id: String) -> Bool { times[id] != nil }
 
-    /// The time of the newest message done.
-    var newest: Date? { times.values.max() }
-
     /// With `id` done at `at`, and without those more than `lookback` behind the newest.
     func adding(_ id: String, at: Date, lookback: Double) -> DoneMarks {
         var times = self.times
         times[id] = at
-        if let newest = times.values.max() {
-            let floor = newest.addingTimeInterval(-lookback)
-            times = times.filter { $0.value >= floor }
-        }
-        return DoneMarks(times)
+        let floor = (times.values.max() ?? at).addingTimeInterval(-lookback)
+        return DoneMarks(times.filter { $0.value >= floor })
     }
 
     /// The field's value: ids in order, so that the same marks write the same text.

@@ -50,8 +50,12 @@ struct Known {
         }
     }
 
-    /// The messages after `after` up to the end of the range, at most `limit`, in the intake's
-    /// order; nil when the range does not start at or before `after` or holds none after it.
+    /// The next `limit` messages after `after`, in the intake's order, when the range holds
+    /// that many; nil when it does not start at or before `after` or holds fewer after it. Only
+    /// a whole page: the range ends where a read stopped, and newer messages may lie past it — a
+    /// short page served from here (Usher's own replies, which the position does not pass) would
+    /// be all the intake saw until the next sweep (every reply 1.5–4.6 s late at 50 messages a
+    /// second, `usher-firestore-bench --only latency`).
     func page(after: FirestoreStore.Position?, limit: Int) -> [(StoredMessage, FirestoreStore.Position)]? {
         guard let to else { return nil }
         if let after {
@@ -63,7 +67,7 @@ struct Known {
         for byID in messages.values {
             for (m, p) in byID.values where p <= to && after.map({ p > $0 }) ?? true { out.append((m, p)) }
         }
-        guard !out.isEmpty else { return nil }
+        guard out.count >= limit else { return nil }
         out.sort { $0.1 < $1.1 }
         return Array(out.prefix(limit))
     }

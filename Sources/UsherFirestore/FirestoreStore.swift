@@ -304,13 +304,9 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             let due = m.lastSweep[bot].map { now - $0 >= options.sweepInterval } ?? true
             return (behind || due, behind)
         }
-        // What the range already holds (a batch's read ahead of the intake), else a query. Only
-        // a full page: the range ends where the read ahead stopped, and a page short of the
-        // limit would be all the intake sees until the next sweep — newer messages, and a page
-        // of nothing but Usher's own replies that the position does not pass, read again and
-        // again (every reply 1.5–4.6 s late at 50 messages a second).
+        // A whole page the range already holds (a batch's read ahead of the intake), else a query.
         var found: [(StoredMessage, Position)]
-        if !sweep, let held = memory.withLock({ $0.known[bot]?.page(after: after, limit: limit) }), held.count == limit {
+        if !sweep, let held = memory.withLock({ $0.known[bot]?.page(after: after, limit: limit) }) {
             found = held
         } else {
             found = try await messages(after: after, limit: limit)
@@ -406,9 +402,13 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
     /// The messages of `found` not done, of the conversations `held` says, with their
     /// conversation's channel and locale.
     func keep(_ found: [(StoredMessage, Position)], snapshots: [String: Snapshot], held: (String) -> Bool) -> [StoredMessage] {
-        found.compactMap { (m, p) in
+        var marks: [String: DoneMarks] = [:]   // each state document's read once
+        return found.compactMap { (m, p) in
             let snapshot = snapshots[m.conversationID]
-            guard held(m.conversationID), !isDone(m, p, in: snapshot?.state) else { return nil }
+            guard held(m.conversationID) else { return nil }
+            let done = marks[m.conversationID] ?? DoneMarks(snapshot?.state)
+            marks[m.conversationID] = done
+            guard !isDone(m, p, in: done) else { return nil }
             var m = m
             m.channel = layout.channel.flatMap { snapshot?.conversation?.fields[$0]?.string }
             m.locale = layout.locale.flatMap { snapshot?.conversation?.fields[$0]?.string }
@@ -416,10 +416,9 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
         }
     }
 
-    /// Whether `m` is done in the conversation's state document: among its done ids, or older
-    /// than the look-back behind the newest done message (too late to answer).
-    func isDone(_ m: StoredMessage, _ p: Position, in state: FirestoreDocument?) -> Bool {
-        let done = DoneMarks(state)
+    /// Whether `m` is done by its conversation's state document's marks: among its done ids, or
+    /// older than the look-back behind the newest done message (too late to answer).
+    func isDone(_ m: StoredMessage, _ p: Position, in done: DoneMarks) -> Bool {
         if done.contains(m.id) { return true }
         guard let newest = done.newest else { return false }
         return p.date < newest.addingTimeInterval(-layout.lookback.seconds)
@@ -561,7 +560,7 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             }
             guard let s = snapshot else { continue }
             let stored = try decodeState(s.state)
-            if let inbound = c.inbound.position(in: self), isDone(c.inbound, inbound, in: s.state) { return .duplicate }
+            if let inbound = c.inbound.position(in: self), isDone(c.inbound, inbound, in: DoneMarks(s.state)) { return .duplicate }
             if (stored?.version ?? 0) != c.expectedVersion { return .conflict }
             // What else the conversation holds since the done ones: an earlier inbound message
             // not done (out of order), an agent's message after this one (silenced). Read for the
@@ -624,9 +623,10 @@ public final class FirestoreStore: ChatStore, BackendStore, Sendable {
             // The inbound message as stored (its write time orders it among messages of its instant).
             let me = messages.first { $0.0.id == c.inbound.id }?.1 ?? inbound
             var earlier = false, agent = false
+            let marks = DoneMarks(state)
             for (m, p) in messages where m.id != c.inbound.id {
                 if p.arrivedBefore(me) {
-                    if FirestoreStore.isInbound(m), !done.contains(m.id), !store.isDone(m, p, in: state) { earlier = true }
+                    if FirestoreStore.isInbound(m), !done.contains(m.id), !store.isDone(m, p, in: marks) { earlier = true }
                 } else if m.from == .agent {
                     agent = true
                 }
