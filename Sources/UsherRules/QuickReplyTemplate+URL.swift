@@ -30,8 +30,10 @@ extension QuickReplyTemplate {
                 return (0, "a link opens a web address (https:// or http://), not a '\(name):' address")
             }
             let host = scalars.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-            if host.contains("."), !host.contains(" "), !placeholder.prefix(host.count).contains(true) {
-                return (0, "a link's address starts with https://; write 'https://\(source)'")
+            // The address with its scheme (and its spaces escaped), offered when that is all it lacks.
+            let fixed = "https://" + source.replacingOccurrences(of: " ", with: "%20")
+            if host.contains("."), !host.contains(" "), !placeholder.prefix(host.count).contains(true), problem(inURL: fixed) == nil {
+                return (0, "a link's address starts with https://; write '\(fixed)'")
             }
             return (0, "'\(source)' is not a web address; a link's url starts with https:// (or http://) and its host, like 'https://shop.example/returns'")
         }

@@ -223,6 +223,13 @@ import UsherRules
         #expect(QuickReplyTemplate.problem(inURL: url)?.offset == offset, "\(url): \(QuickReplyTemplate.problem(inURL: url)?.message ?? "fine")")
     }
 
+    /// The address offered for one without its scheme is itself a good one.
+    @Test func theSchemeFixOffersAnAddressThatChecks() {
+        #expect(QuickReplyTemplate.problem(inURL: "help.example.com/x y")?.message
+                == "a link's address starts with https://; write 'https://help.example.com/x%20y'")
+        #expect(QuickReplyTemplate.problem(inURL: "help.example.com/a\"b")?.message.hasPrefix("'help.example.com/a\"b' is not a web address") == true)
+    }
+
     @Test func placeholderValuesArePercentEncoded() {
         #expect(QuickReplyTemplate.encodeForURL("A/1 b?c=d&é") == "A%2F1%20b%3Fc%3Dd%26%C3%A9")
         #expect(QuickReplyTemplate.encodeForURL("plain-text_1.2~") == "plain-text_1.2~")
